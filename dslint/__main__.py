@@ -1,0 +1,3 @@
+from dslint.cli import main
+
+main(prog_name="dslint")

@@ -1,0 +1,203 @@
+"""Command line: ``dslint check``, ``dslint rules``, ``dslint rule``; ``dslint PATHS`` means check."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import click
+
+from dslint import __version__
+
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+
+
+class DefaultToCheck(click.Group):
+    """``dslint [OPTIONS] PATHS`` is ``dslint check [OPTIONS] PATHS``, as in ruff."""
+
+    def parse_args(self, ctx, args):
+        if args and args[0] not in self.commands and args[0] not in ("--help", "-h", "--version"):
+            args = ["check", *args]
+        elif not args:
+            args = ["check"]
+        return super().parse_args(ctx, args)
+
+
+@click.group(cls=DefaultToCheck, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "--version", prog_name="dslint", message="%(prog)s %(version)s")
+def main():
+    """A static linter for LLM training launches: DeepSpeed configs, training YAML, launch scripts."""
+
+
+def _split(values: tuple[str, ...]) -> list[str]:
+    out = []
+    for value in values:
+        out.extend(part.strip() for part in value.split(",") if part.strip())
+    return out
+
+
+def _fail(message: str) -> None:
+    click.echo(f"dslint: error: {message}", err=True)
+    sys.exit(EXIT_ERROR)
+
+
+def _settings(config: str | None, no_config: bool):
+    from dslint.config import ConfigError, Settings, load_settings
+
+    try:
+        if no_config:
+            return Settings()
+        if config:
+            if not Path(config).is_file():
+                _fail(f"{config}: no such configuration file")
+            return load_settings(Path(config))
+        return load_settings(None, search_from=Path.cwd())
+    except ConfigError as exc:
+        _fail(str(exc))
+
+
+@main.command()
+@click.argument("paths", nargs=-1, type=click.Path())
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default=None, help="Output format (default: text).")
+@click.option("--select", multiple=True, help="Rules to enable (codes, code prefixes or names; comma-separated).")
+@click.option("--extend-select", multiple=True, help="Rules to enable in addition to those selected.")
+@click.option("--ignore", multiple=True, help="Rules to disable (codes, prefixes or names; comma-separated).")
+@click.option("--exit-zero", is_flag=True, help="Exit 0 even when problems are found.")
+@click.option("--fail-on", type=click.Choice(["error", "warning", "info"]), default=None, help="Lowest severity that fails the run (default: warning).")
+@click.option("--world-size", type=click.IntRange(min=1), default=None, help="Data-parallel world size for DeepSpeed configs no launch script reaches.")
+@click.option("--config", "config_file", type=click.Path(dir_okay=False), default=None, help="Use this configuration file.")
+@click.option("--no-config", is_flag=True, help="Ignore configuration files.")
+@click.option("--stdin-filename", default=None, help="The file name to report (and classify by) when reading '-'.")
+@click.option("--fix", is_flag=True, help="Apply safe fixes.")
+@click.option("--unsafe-fixes", is_flag=True, help="With --fix or --diff, also apply unsafe fixes.")
+@click.option("--diff", is_flag=True, help="Print the changes --fix would make and write nothing (exit 1 if any).")
+@click.option("--show-fixes", is_flag=True, help="List the fixes that were applied.")
+@click.option("-v", "--verbose", is_flag=True, help="Also list the files that were skipped, with the reason.")
+def check(paths, fmt, select, extend_select, ignore, exit_zero, fail_on, world_size, config_file, no_config, stdin_filename, fix, unsafe_fixes, diff, show_fixes, verbose):
+    """Lint PATHS (files or directories; default: the current directory; '-' reads stdin)."""
+    from dslint.config import Setting
+    from dslint.diagnostics import Severity
+    from dslint.engine import Engine, unknown_selectors
+    from dslint.report import ReportOptions, render
+    from dslint.discovery import PathError
+
+    settings = _settings(config_file, no_config)
+    if select:
+        settings.select = _split(select)
+    if extend_select:
+        settings.extend_select += _split(extend_select)
+    if ignore:
+        settings.ignore += _split(ignore)
+    if fail_on:
+        settings.fail_on = Severity.parse(fail_on)
+    if world_size is not None:
+        settings.world_size = Setting(world_size, "--world-size on the command line")
+
+    engine = Engine(settings)
+    for error in engine.plugin_errors:
+        click.echo(f"dslint: warning: plugin '{error.entry_point}' failed to load: {error.message}", err=True)
+    unknown = unknown_selectors(settings.select + settings.extend_select + settings.ignore, engine.all_rules)
+    if unknown:
+        _fail(f"unknown rule selector(s): {', '.join(unknown)} (see `dslint rules`)")
+
+    paths = list(paths) or ["."]
+    reading_stdin = paths == ["-"]
+    if "-" in paths and not reading_stdin:
+        _fail("'-' (stdin) cannot be combined with other paths")
+    if reading_stdin and (fix or diff):
+        _fail("--fix and --diff need files, not stdin")
+
+    outcome = None
+    try:
+        if reading_stdin:
+            result = engine.lint_bytes(stdin_filename or "-", sys.stdin.buffer.read())
+        elif fix or diff:
+            from dslint.fix import fix_paths
+
+            outcome = fix_paths(lambda overrides: engine.lint_paths(paths, overrides), unsafe_fixes, write=fix and not diff)
+            result = outcome.result
+        else:
+            result = engine.lint_paths(paths)
+    except PathError as exc:
+        _fail(str(exc))
+
+    if diff:
+        sys.stdout.write("".join(outcome.diffs))
+        _report_internal(result, outcome)
+        sys.exit(EXIT_ERROR if result.internal_errors else (EXIT_FINDINGS if outcome.diffs else EXIT_CLEAN))
+
+    fmt = fmt or "text"
+    color = fmt == "text" and sys.stdout.isatty() and "NO_COLOR" not in os.environ
+    options = ReportOptions(color=color, fixed=len(outcome.applied) if outcome else 0)
+    if outcome and show_fixes and fmt == "text":
+        for path, code, title in outcome.applied:
+            click.echo(f"fixed {path}: {code} {title}")
+    sys.stdout.write(render(fmt, result, options))
+    if verbose or any(explicit for explicit in _explicit_skips(result, paths)):
+        for path, reason in result.skipped:
+            if verbose or path in paths:
+                click.echo(f"dslint: skipped {path}: {reason}", err=True)
+    _report_internal(result, outcome)
+    if result.internal_errors:
+        sys.exit(EXIT_ERROR)
+    if exit_zero:
+        sys.exit(EXIT_CLEAN)
+    failing = any(d.severity >= settings.fail_on for d in result.diagnostics)
+    sys.exit(EXIT_FINDINGS if failing else EXIT_CLEAN)
+
+
+def _explicit_skips(result, paths):
+    named = set(paths)
+    return [path for path, _ in result.skipped if path in named]
+
+
+def _report_internal(result, outcome) -> None:
+    for error in result.internal_errors:
+        click.echo(f"dslint: internal error in {error.where}: {error.message}", err=True)
+    if outcome is not None and not outcome.converged:
+        click.echo("dslint: internal error: fixes did not converge after 10 passes; the last pass was not written", err=True)
+        result.internal_errors.append(object())
+
+
+@main.command("rules")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
+def list_rules(fmt):
+    """List every rule: code, name, default severity, fixable, summary."""
+    from dslint.rule import load_rules
+
+    rules, errors = load_rules()
+    for error in errors:
+        click.echo(f"dslint: warning: plugin '{error.entry_point}' failed to load: {error.message}", err=True)
+    if fmt == "json":
+        import json
+
+        rows = [
+            {"code": r.code, "name": r.name, "severity": r.severity.label, "fixable": r.fixable, "summary": r.summary, "origin": r.origin}
+            for r in rules
+        ]
+        click.echo(json.dumps(rows, indent=2))
+        return
+    width = max((len(r.name) for r in rules), default=10)
+    for r in rules:
+        click.echo(f"{r.code:<7} {r.name:<{width}}  {r.severity.label:<7}  {'fix' if r.fixable else '   '}  {r.summary}")
+
+
+@main.command("rule")
+@click.argument("code_or_name")
+def show_rule(code_or_name):
+    """Print the documentation page of one rule."""
+    from dslint.rule import load_rules
+
+    rules, _ = load_rules()
+    for r in rules:
+        if code_or_name.upper() == r.code or code_or_name == r.name:
+            click.echo(f"# {r.code} {r.name}\n")
+            click.echo(f"Default severity: {r.severity.label}. Fixable: {'yes' if r.fixable else 'no'}. Registered by: {r.origin}.\n")
+            click.echo(r.doc)
+            return
+    _fail(f"no rule named {code_or_name!r} (see `dslint rules`)")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,170 @@
+"""Settings: ``[tool.dslint]`` in pyproject.toml, or ``dslint.toml`` / ``.dslint.toml``.
+
+The first of ``.dslint.toml``, ``dslint.toml`` or a pyproject.toml with a ``[tool.dslint]``
+table, searching upward from the working directory, is used. Command-line options win.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from dslint.diagnostics import Severity
+
+CONFIG_NAMES = (".dslint.toml", "dslint.toml", "pyproject.toml")
+TARGETS = ("gpu", "npu")
+HARDWARE = (
+    "a100", "a100-40gb", "a100-80gb", "h100", "h100-80gb", "h200", "h800", "a800", "l40s", "a10", "a10g",
+    "l4", "rtx3090", "rtx4090", "v100", "v100-16gb", "v100-32gb", "t4", "p100",
+    "ascend-910a", "ascend-910b", "ascend-910c",
+)
+
+KEYS = {
+    "select": list,
+    "ignore": list,
+    "extend-select": list,
+    "per-file-ignores": dict,
+    "severity": dict,
+    "fail-on": str,
+    "exclude": list,
+    "world-size": int,
+    "target": str,
+    "hardware": str,
+    "deepspeed-version": str,
+}
+
+
+class ConfigError(Exception):
+    """A settings problem: reported as a usage error (exit 2)."""
+
+
+@dataclass
+class Setting:
+    """A value with where it came from, for diagnostics' ``related`` entries."""
+
+    value: Any
+    origin: str
+
+
+@dataclass
+class Settings:
+    select: list[str] = field(default_factory=lambda: ["ALL"])
+    ignore: list[str] = field(default_factory=list)
+    extend_select: list[str] = field(default_factory=list)
+    per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
+    severity: dict[str, Severity] = field(default_factory=dict)
+    fail_on: Severity = Severity.WARNING
+    exclude: list[str] = field(default_factory=list)
+    world_size: Setting | None = None
+    target: Setting | None = None
+    hardware: Setting | None = None
+    deepspeed_version: Setting | None = None
+    path: Path | None = None  # the config file used, if any
+    root: Path = field(default_factory=Path.cwd)  # globs are relative to it
+
+
+def find_config(start: Path) -> Path | None:
+    for directory in (start, *start.parents):
+        for name in CONFIG_NAMES:
+            candidate = directory / name
+            if candidate.is_file():
+                if name != "pyproject.toml" or _has_tool_table(candidate):
+                    return candidate
+    return None
+
+
+def _has_tool_table(path: Path) -> bool:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError:
+        return False
+    return "[tool.dslint" in text
+
+
+def load_settings(path: Path | None, *, search_from: Path | None = None) -> Settings:
+    if path is None and search_from is not None:
+        path = find_config(search_from)
+    if path is None:
+        return Settings()
+    table = _read_table(path)
+    settings = Settings(path=path, root=path.parent)
+    apply_table(settings, table, str(path))
+    return settings
+
+
+def _read_table(path: Path) -> dict:
+    import tomllib
+
+    try:
+        with open(path, "rb") as handle:
+            data = tomllib.load(handle)
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    if path.name == "pyproject.toml":
+        data = data.get("tool", {}).get("dslint", {})
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: [tool.dslint] must be a table")
+    return data
+
+
+def apply_table(settings: Settings, table: dict, origin: str) -> None:
+    for key, value in table.items():
+        if key not in KEYS:
+            close = difflib.get_close_matches(key, KEYS, n=1, cutoff=0.6)
+            hint = f"; did you mean '{close[0]}'?" if close else f"; known settings: {', '.join(KEYS)}"
+            raise ConfigError(f"{origin}: unknown setting '{key}'{hint}")
+        expected = KEYS[key]
+        if expected is list and isinstance(value, str):
+            value = [part.strip() for part in value.split(",") if part.strip()]
+        if not isinstance(value, expected) or (expected is int and isinstance(value, bool)):
+            raise ConfigError(f"{origin}: '{key}' must be a {expected.__name__}, not {type(value).__name__}")
+        _apply(settings, key, value, f"{key} in {origin}")
+
+
+def _apply(settings: Settings, key: str, value: Any, origin: str) -> None:
+    if key in ("select", "ignore", "extend-select", "exclude"):
+        setattr(settings, key.replace("-", "_"), [str(v) for v in value])
+    elif key == "per-file-ignores":
+        settings.per_file_ignores = {str(glob): _as_list(codes) for glob, codes in value.items()}
+    elif key == "severity":
+        try:
+            settings.severity = {str(k): Severity.parse(str(v)) for k, v in value.items()}
+        except ValueError as exc:
+            raise ConfigError(f"{origin}: {exc}") from None
+    elif key == "fail-on":
+        try:
+            settings.fail_on = Severity.parse(value)
+        except ValueError as exc:
+            raise ConfigError(f"{origin}: {exc}") from None
+    elif key == "world-size":
+        if value < 1:
+            raise ConfigError(f"{origin}: world-size must be at least 1")
+        settings.world_size = Setting(value, origin)
+    elif key == "target":
+        if value not in TARGETS:
+            raise ConfigError(f"{origin}: target must be one of {', '.join(TARGETS)}")
+        settings.target = Setting(value, origin)
+    elif key == "hardware":
+        normalized = value.lower()
+        if normalized not in HARDWARE:
+            close = difflib.get_close_matches(normalized, HARDWARE, n=1)
+            hint = f"; did you mean '{close[0]}'?" if close else f"; known: {', '.join(HARDWARE)}"
+            raise ConfigError(f"{origin}: unknown hardware '{value}'{hint}")
+        settings.hardware = Setting(normalized, origin)
+    elif key == "deepspeed-version":
+        settings.deepspeed_version = Setting(value, origin)
+
+
+def _as_list(codes: Any) -> list[str]:
+    if isinstance(codes, str):
+        return [part.strip() for part in codes.split(",") if part.strip()]
+    return [str(code) for code in codes]
+
+
+def env_flag(name: str) -> bool:
+    return os.environ.get(name, "").lower() in ("1", "true", "yes")

@@ -1,0 +1,103 @@
+"""What rules produce (findings) and what the engine reports (diagnostics)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import IntEnum
+
+from dslint.source import SourceFile, Span
+
+
+class Severity(IntEnum):
+    INFO = 1
+    WARNING = 2
+    ERROR = 3
+
+    @classmethod
+    def parse(cls, text: str) -> "Severity":
+        try:
+            return cls[text.strip().upper()]
+        except KeyError:
+            raise ValueError(f"unknown severity {text!r} (use error, warning or info)") from None
+
+    @property
+    def label(self) -> str:
+        return self.name.lower()
+
+
+SAFE = "safe"
+UNSAFE = "unsafe"
+
+
+@dataclass(frozen=True)
+class Edit:
+    """Replace ``source.text[start:end]`` with ``content``."""
+
+    source: SourceFile
+    start: int
+    end: int
+    content: str
+
+    @classmethod
+    def replace(cls, span: Span, content: str) -> "Edit":
+        return cls(span.source, span.start, span.end, content)
+
+    def __hash__(self) -> int:
+        return hash((id(self.source), self.start, self.end, self.content))
+
+
+@dataclass(frozen=True)
+class Fix:
+    title: str
+    edits: tuple[Edit, ...]
+    applicability: str = SAFE
+
+    @classmethod
+    def safe(cls, title: str, *edits: Edit) -> "Fix":
+        return cls(title, tuple(edits), SAFE)
+
+    @classmethod
+    def unsafe(cls, title: str, *edits: Edit) -> "Fix":
+        return cls(title, tuple(edits), UNSAFE)
+
+
+@dataclass(frozen=True)
+class Related:
+    """Another place that explains a finding. ``span`` is None for values from the command line."""
+
+    message: str
+    span: Span | None = None
+    origin: str | None = None  # e.g. "--world-size" when there is no file position
+
+
+@dataclass
+class Finding:
+    """What a rule yields: where, what, and optionally how to fix it."""
+
+    span: Span
+    message: str
+    related: list[Related] = field(default_factory=list)
+    fix: Fix | None = None
+    # Other fixes a person may choose from; only ``fix`` is ever applied automatically.
+    alternatives: list[Fix] = field(default_factory=list)
+
+
+@dataclass
+class Diagnostic:
+    """A finding with its rule's identity and the severity in force."""
+
+    span: Span
+    code: str
+    name: str
+    severity: Severity
+    message: str
+    related: list[Related] = field(default_factory=list)
+    fix: Fix | None = None
+    alternatives: list[Fix] = field(default_factory=list)
+
+    @property
+    def path(self) -> str:
+        return self.span.path
+
+    def sort_key(self) -> tuple:
+        return (self.span.path, self.span.start, self.code, self.message)

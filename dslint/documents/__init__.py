@@ -1,0 +1,88 @@
+"""Files → parsed documents with positions. Nothing here knows about rules."""
+
+from __future__ import annotations
+
+from dslint.documents.classify import (
+    classify_json,
+    classify_script,
+    classify_unparsable_json,
+    classify_yaml,
+    looks_like_script,
+    suffix_kind,
+)
+from dslint.documents.model import DEEPSPEED, SCRIPT, Document, ParseProblem
+from dslint.source import DecodeError, SourceFile, Span
+
+
+class Skipped(Exception):
+    """A file dslint does not lint, with the reason."""
+
+
+def read_document(path: str, data: bytes) -> Document:
+    """Parse ``data`` (the bytes of ``path``) into a Document, or raise Skipped."""
+    kind = suffix_kind(path)
+    try:
+        source = SourceFile.from_bytes(path, data)
+    except DecodeError as exc:
+        return _undecodable(path, data, kind, exc)
+    if kind == "json":
+        return _read_json(source)
+    if kind == "yaml":
+        return _read_yaml(source)
+    if kind == "script" or looks_like_script(source.text):
+        return _read_script(source)
+    raise Skipped("not a JSON, YAML or shell file")
+
+
+def _read_json(source: SourceFile) -> Document:
+    from dslint.documents.json_doc import parse_json
+
+    root, problems, strict = parse_json(source)
+    if root is None:
+        kind = classify_unparsable_json(source.text, source.path)
+        if kind is None:
+            raise Skipped("does not parse and does not look like a DeepSpeed config")
+        return Document(source=source, kind=kind, root=None, problems=problems, strict_json=False)
+    kind = classify_json(root)
+    if kind is None:
+        raise Skipped("JSON, but neither a DeepSpeed config nor training arguments")
+    return Document(source=source, kind=kind, root=root, problems=problems, strict_json=strict)
+
+
+def _read_yaml(source: SourceFile) -> Document:
+    from dslint.documents.yaml_doc import parse_yaml
+
+    root, problems = parse_yaml(source)
+    kind, flavor = classify_yaml(root)
+    if kind is None:
+        if problems and root is None and _mentions_training_keys(source.text):
+            from dslint.documents.model import TRAINING_YAML
+
+            return Document(source=source, kind=TRAINING_YAML, root=None, problems=problems)
+        raise Skipped("YAML, but neither a training config nor an accelerate config")
+    return Document(source=source, kind=kind, root=root, problems=problems, flavor=flavor)
+
+
+def _read_script(source: SourceFile) -> Document:
+    if classify_script(source.path, source.text) is None:
+        raise Skipped("not a shell script")
+    return Document(source=source, kind=SCRIPT, root=None)
+
+
+def _mentions_training_keys(text: str) -> bool:
+    import re
+
+    from dslint.documents.classify import TRAINING_KEYS
+
+    keys = set(re.findall(r"^([A-Za-z_][\w.]*)\s*:", text, re.MULTILINE))
+    return len(keys & TRAINING_KEYS) >= 2
+
+
+def _undecodable(path: str, data: bytes, kind: str | None, exc: DecodeError) -> Document:
+    text = data.decode("utf-8", "replace")
+    if kind == "json" and classify_unparsable_json(text, path):
+        source = SourceFile(path=path, text=text)
+        offset = source.offset(exc.line, exc.column)
+        problem = ParseProblem(Span(source, offset, min(offset + 1, len(text))), f"cannot be read as text: {exc.message}")
+        return Document(source=source, kind=DEEPSPEED, root=None, problems=[problem], strict_json=False)
+    raise Skipped(f"cannot be read as text: {exc.message}")

@@ -1,0 +1,238 @@
+"""DeepSpeed JSON, read the way DeepSpeed reads it.
+
+DeepSpeed loads a config path with ``hjson.load`` (deepspeed/runtime/config.py:443), so the
+values come from hjson: comments, trailing commas and quoteless strings are accepted, and
+``True`` on its own line is the *string* "True". hjson gives no positions, so tree-sitter-json
+supplies them: the two trees are aligned by key path. Where tree-sitter cannot follow hjson-only
+syntax, the key is located by a text search inside its parent, then by the parent itself.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from dslint.documents.model import Entry, Mapping, Node, ParseProblem, Scalar, Sequence
+from dslint.source import SourceFile, Span
+
+MAX_DEPTH = 64
+
+_parser = None
+
+
+def _tree_sitter_parser():
+    global _parser
+    if _parser is None:
+        import tree_sitter
+        import tree_sitter_json
+
+        _parser = tree_sitter.Parser(tree_sitter.Language(tree_sitter_json.language()))
+    return _parser
+
+
+class _Pairs(list):
+    """hjson object_pairs_hook result: keeps every (key, value) pair, duplicates included."""
+
+
+class TooDeep(Exception):
+    pass
+
+
+def load_values(text: str) -> Any:
+    """Values exactly as hjson returns them, objects as ``_Pairs`` lists."""
+    import hjson
+
+    return hjson.loads(text, object_pairs_hook=_Pairs)
+
+
+def parse_json(source: SourceFile) -> tuple[Node | None, list[ParseProblem], bool]:
+    """Returns (root, problems, strict_json)."""
+    text = source.text
+    problems: list[ParseProblem] = []
+    if not text.strip():
+        return None, [ParseProblem(Span(source, 0, len(text)), "empty file: DeepSpeed cannot read an empty config")], False
+    depth = _max_bracket_depth(text)
+    if depth > MAX_DEPTH:
+        return None, [ParseProblem(Span(source, 0, min(len(text), 1)), f"nesting is {depth} levels deep; dslint reads at most {MAX_DEPTH}")], False
+    try:
+        values = load_values(text)
+    except RecursionError:
+        return None, [ParseProblem(Span(source, 0, 1), "nesting too deep to read")], False
+    except Exception as exc:  # hjson raises HjsonDecodeError (a ValueError); be defensive
+        offset = getattr(exc, "pos", None)
+        if not isinstance(offset, int):
+            offset = 0
+        message = getattr(exc, "msg", None) or str(exc)
+        offset = min(offset, len(text))
+        problems.append(ParseProblem(Span(source, offset, min(offset + 1, len(text))), f"not readable by DeepSpeed's hjson loader: {message}"))
+        return None, problems, False
+
+    tree = _tree_sitter_parser().parse(source.utf8)
+    ts_root = _first_value(tree.root_node)
+    strict = not tree.root_node.has_error and _strict_json(text)
+    builder = _Builder(source)
+    try:
+        root = builder.build(values, ts_root, Span(source, 0, len(text)), 0)
+    except (TooDeep, RecursionError):
+        return None, [ParseProblem(Span(source, 0, 1), f"nesting deeper than {MAX_DEPTH} levels; not linted")], strict
+    return root, problems, strict
+
+
+def _strict_json(text: str) -> bool:
+    import json
+
+    try:
+        json.loads(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _max_bracket_depth(text: str) -> int:
+    # Cheap upper bound on nesting (brackets inside strings count too; only used as a guard).
+    if len(text) < 2 * MAX_DEPTH:
+        return 0
+    depth = best = 0
+    for char in re.findall(r"[\[\]{}]", text):
+        if char in "[{":
+            depth += 1
+            if depth > best:
+                best = depth
+        else:
+            depth = max(0, depth - 1)
+    return best
+
+
+def _first_value(node):
+    for child in node.named_children:
+        if child.type not in ("comment", "ERROR"):
+            return child
+    return None
+
+
+_VALUE_TYPES = {"object", "array", "string", "number", "true", "false", "null"}
+
+
+class _Builder:
+    def __init__(self, source: SourceFile):
+        self.source = source
+
+    def span(self, ts_node) -> Span:
+        return Span(self.source, self.source.char_offset(ts_node.start_byte), self.source.char_offset(ts_node.end_byte))
+
+    def build(self, value: Any, ts_node, fallback: Span, depth: int) -> Node:
+        if depth > MAX_DEPTH:
+            raise TooDeep()
+        if ts_node is not None and not _consistent(value, ts_node):
+            ts_node = None  # tree-sitter recovered differently from hjson; do not trust its range
+        span = self.span(ts_node) if ts_node is not None else fallback
+        if isinstance(value, _Pairs):
+            return self._mapping(value, ts_node if ts_node is not None and ts_node.type == "object" else None, span, depth)
+        if isinstance(value, list):
+            items_ts = []
+            if ts_node is not None and ts_node.type == "array":
+                items_ts = [c for c in ts_node.named_children if c.type in _VALUE_TYPES]
+            items = []
+            for index, item in enumerate(value):
+                child_ts = items_ts[index] if index < len(items_ts) and len(items_ts) == len(value) else None
+                items.append(self.build(item, child_ts, span, depth + 1))
+            return Sequence(span=span, items=items)
+        style = "plain"
+        if isinstance(value, str):
+            if ts_node is not None and ts_node.type == "string":
+                style = "quoted"
+            else:
+                style = "quoted" if span.text.lstrip()[:1] in ('"', "'") else "quoteless"
+        return Scalar(span=span, value=value, style=style)
+
+    def _mapping(self, pairs: _Pairs, ts_object, span: Span, depth: int) -> Mapping:
+        ts_pairs: list[tuple[str, Any, Any]] = []
+        if ts_object is not None:
+            for child in ts_object.named_children:
+                if child.type != "pair":
+                    continue
+                key_node = child.child_by_field_name("key")
+                value_node = child.child_by_field_name("value")
+                if key_node is None:
+                    continue
+                ts_pairs.append((_decode_key(key_node), key_node, value_node))
+        used = [False] * len(ts_pairs)
+        entries = []
+        search_from = span.start + 1
+        for key, value in pairs:
+            key = str(key)
+            match = None
+            for index, (ts_key, key_node, value_node) in enumerate(ts_pairs):
+                if not used[index] and ts_key == key:
+                    used[index] = True
+                    match = (key_node, value_node)
+                    break
+            if match is not None:
+                key_span = self.span(match[0])
+                value_ts = match[1]
+            else:
+                key_span = self._find_key(key, span, search_from)
+                value_ts = None
+            search_from = max(search_from, key_span.end)
+            value_fallback = self._value_after(key_span, span)
+            node = self.build(value, value_ts, value_fallback, depth + 1)
+            entries.append(Entry(key=key, key_span=key_span, value=node))
+        return Mapping(span=span, entries=entries)
+
+    def _find_key(self, key: str, parent: Span, start: int) -> Span:
+        text = self.source.text
+        pattern = re.compile(r"(?:\"" + re.escape(key) + r"\"|'" + re.escape(key) + r"'|(?<![\w\"'])" + re.escape(key) + r"(?=\s*:))")
+        found = pattern.search(text, start, parent.end) or pattern.search(text, parent.start, parent.end)
+        if found:
+            return Span(self.source, found.start(), found.end())
+        return parent
+
+    def _value_after(self, key_span: Span, parent: Span) -> Span:
+        """Best-effort range of a value hjson read but tree-sitter could not place: rest of the line."""
+        text = self.source.text
+        colon = text.find(":", key_span.end, parent.end)
+        if colon == -1:
+            return key_span
+        start = colon + 1
+        while start < parent.end and text[start] in " \t":
+            start += 1
+        end = text.find("\n", start, parent.end)
+        if end == -1:
+            end = parent.end
+        while end > start and text[end - 1] in " \t\r,":
+            end -= 1
+        if end <= start:
+            return key_span
+        return Span(self.source, start, end)
+
+
+def _consistent(value: Any, ts_node) -> bool:
+    """Does the tree-sitter node hold the value hjson read? (They differ around hjson-only syntax.)"""
+    kind = ts_node.type
+    if ts_node.has_error:
+        return isinstance(value, (_Pairs, list)) and kind in ("object", "array")
+    if isinstance(value, _Pairs):
+        return kind == "object"
+    if isinstance(value, list):
+        return kind == "array"
+    if isinstance(value, bool):
+        return kind == ("true" if value else "false")
+    if value is None:
+        return kind == "null"
+    if isinstance(value, (int, float)):
+        return kind == "number"
+    if isinstance(value, str):
+        return kind == "string" and _decode_key(ts_node) == value
+    return False
+
+
+def _decode_key(key_node) -> str:
+    raw = key_node.text.decode("utf-8", "replace")
+    if key_node.type == "string":
+        import json
+
+        try:
+            return json.loads(raw)
+        except ValueError:
+            return raw.strip('"')
+    return raw

@@ -1,0 +1,110 @@
+"""Training and accelerate YAML, read the way ms-swift, HF and LLaMA-Factory read it.
+
+They all call PyYAML's ``safe_load`` (YAML 1.1 resolver: ``1e-4`` is a string, ``on`` is True),
+so dslint composes with the same resolver (the C loader when available) and keeps the node
+marks, which count characters, as positions. Tags are never constructed beyond the safe set.
+"""
+
+from __future__ import annotations
+
+import yaml
+
+from dslint.documents.model import Entry, Mapping, Node, ParseProblem, Scalar, Sequence
+from dslint.source import SourceFile, Span
+
+MAX_NODES = 100_000
+MAX_DEPTH = 64
+
+_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _Limit(Exception):
+    pass
+
+
+def parse_yaml(source: SourceFile) -> tuple[Node | None, list[ParseProblem]]:
+    text = source.text
+    if not text.strip():
+        return None, []
+    loader = _Loader(text)
+    try:
+        try:
+            node = loader.get_single_node()
+        except yaml.composer.ComposerError as exc:
+            if "single document" not in str(exc.problem or ""):
+                raise
+            # Several documents: yaml.safe_load refuses them. Keep the first for classification.
+            problem = _problem_from_error(source, exc)
+            first = next(iter(yaml.compose_all(text, Loader=_Loader)), None)
+            return (_Converter(source, _Loader(text)).convert(first) if first is not None else None), [problem]
+        if node is None:
+            return None, []
+        return _Converter(source, loader).convert(node), []
+    except yaml.YAMLError as exc:
+        return None, [_problem_from_error(source, exc)]
+    except _Limit as exc:
+        return None, [ParseProblem(Span(source, 0, 1), str(exc))]
+    except RecursionError:
+        return None, [ParseProblem(Span(source, 0, 1), f"nesting deeper than {MAX_DEPTH} levels; not linted")]
+    finally:
+        loader.dispose()
+
+
+def _problem_from_error(source: SourceFile, exc: yaml.YAMLError) -> ParseProblem:
+    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+    if mark is not None:
+        offset = source.offset(mark.line + 1, mark.column + 1)
+    else:
+        offset = 0
+    parts = [p for p in (getattr(exc, "context", None), getattr(exc, "problem", None)) if p]
+    message = "; ".join(parts) if parts else str(exc).splitlines()[0]
+    return ParseProblem(Span(source, offset, min(offset + 1, len(source.text))), f"not valid YAML for PyYAML safe_load: {message}")
+
+
+class _Converter:
+    def __init__(self, source: SourceFile, loader):
+        self.source = source
+        self.loader = loader
+        self.count = 0
+
+    def span(self, node) -> Span:
+        return Span(self.source, node.start_mark.index, node.end_mark.index)
+
+    def convert(self, node, depth: int = 0) -> Node:
+        self.count += 1
+        if self.count > MAX_NODES:
+            raise _Limit(f"more than {MAX_NODES} YAML nodes after alias expansion; not linted")
+        if depth > MAX_DEPTH:
+            raise _Limit(f"nesting deeper than {MAX_DEPTH} levels; not linted")
+        if isinstance(node, yaml.MappingNode):
+            return self._mapping(node, depth)
+        if isinstance(node, yaml.SequenceNode):
+            return Sequence(span=self.span(node), items=[self.convert(child, depth + 1) for child in node.value])
+        try:
+            value = self.loader.construct_object(node, deep=True)
+        except yaml.YAMLError:
+            value = node.value
+        style = "quoted" if node.style in ("'", '"') else "plain"
+        return Scalar(span=self.span(node), value=value, style=style, tag=node.tag)
+
+    def _mapping(self, node, depth: int) -> Mapping:
+        merged: list[Entry] = []
+        own: list[Entry] = []
+        for key_node, value_node in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                sources = value_node.value if isinstance(value_node, yaml.SequenceNode) else [value_node]
+                for merged_node in sources:
+                    if isinstance(merged_node, yaml.MappingNode):
+                        for item in self._mapping(merged_node, depth + 1).entries:
+                            merged.append(Entry(item.key, item.key_span, item.value, merged=True))
+                continue
+            if isinstance(key_node, yaml.ScalarNode):
+                try:
+                    key = self.loader.construct_object(key_node)
+                except yaml.YAMLError:
+                    key = key_node.value
+                key = key if isinstance(key, str) else str(key)
+            else:
+                key = key_node.value if isinstance(key_node.value, str) else "<complex key>"
+            own.append(Entry(key=key, key_span=self.span(key_node), value=self.convert(value_node, depth + 1)))
+        return Mapping(span=self.span(node), entries=merged + own)

@@ -1,0 +1,137 @@
+"""Applying fixes: merge edits per file, write atomically, re-lint until nothing changes.
+
+A file is never fixed while it has a syntax error. Writes go to a temporary file in the same
+directory that then replaces the original, keeping its permissions, BOM and newline style;
+only the bytes the edits name change.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import stat
+import tempfile
+from dataclasses import dataclass, field
+
+from dslint.diagnostics import SAFE, Diagnostic, Edit, Fix
+from dslint.edits import apply_edits
+from dslint.source import SourceFile
+
+MAX_PASSES = 10
+
+
+@dataclass
+class FilePlan:
+    source: SourceFile
+    edits: list[Edit] = field(default_factory=list)
+    fixes: list[tuple[Diagnostic, Fix]] = field(default_factory=list)
+
+    def new_text(self) -> str:
+        return apply_edits(self.source.text, [_with_newlines(e, self.source.newline) for e in self.edits])
+
+
+def _with_newlines(edit: Edit, newline: str) -> Edit:
+    if newline == "\n" or "\n" not in edit.content:
+        return edit
+    content = edit.content.replace("\r\n", "\n").replace("\n", newline)
+    return Edit(edit.source, edit.start, edit.end, content)
+
+
+def plan_fixes(diagnostics: list[Diagnostic], documents, unsafe: bool) -> dict[int, FilePlan]:
+    """Choose the fixes to apply in one pass: whole fixes only, no overlapping edits."""
+    broken = {id(doc.source) for doc in documents if doc.problems}
+    plans: dict[int, FilePlan] = {}
+    taken: dict[int, list[tuple[int, int]]] = {}
+    for diagnostic in diagnostics:
+        fix = diagnostic.fix
+        if fix is None or (fix.applicability != SAFE and not unsafe) or not fix.edits:
+            continue
+        if any(id(e.source) in broken or not e.source.path or e.source.path == "-" for e in fix.edits):
+            continue
+        if any(_overlaps(taken.get(id(e.source), []), e) for e in fix.edits):
+            continue  # applied in a later pass, after a re-lint
+        for edit in fix.edits:
+            taken.setdefault(id(edit.source), []).append((edit.start, edit.end))
+            plans.setdefault(id(edit.source), FilePlan(edit.source)).edits.append(edit)
+        first = plans[id(fix.edits[0].source)]
+        first.fixes.append((diagnostic, fix))
+    return plans
+
+
+def _overlaps(ranges: list[tuple[int, int]], edit: Edit) -> bool:
+    for start, end in ranges:
+        if edit.start < end and start < edit.end:
+            return True
+        if edit.start == edit.end == start or (start == end == edit.start):
+            return True  # two insertions at one point: order would be ambiguous
+    return False
+
+
+def write_atomic(path: str, data: bytes) -> None:
+    target = os.path.realpath(path)
+    directory = os.path.dirname(target) or "."
+    mode = stat.S_IMODE(os.stat(target).st_mode)
+    handle, temporary = tempfile.mkstemp(prefix=".dslint-", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(handle, "wb") as out:
+            out.write(data)
+            out.flush()
+            os.fsync(out.fileno())
+        os.chmod(temporary, mode)
+        os.replace(temporary, target)
+    except BaseException:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
+        raise
+
+
+def unified_diff(source: SourceFile, new_text: str) -> str:
+    before = source.text.splitlines(keepends=True)
+    after = new_text.splitlines(keepends=True)
+    return "".join(difflib.unified_diff(before, after, fromfile=f"a/{source.path}", tofile=f"b/{source.path}"))
+
+
+@dataclass
+class FixOutcome:
+    result: object  # the RunResult after the last pass
+    applied: list[tuple[str, str, str]] = field(default_factory=list)  # (path, code, title)
+    diffs: list[str] = field(default_factory=list)
+    converged: bool = True
+
+
+def fix_paths(lint, unsafe: bool, write: bool) -> FixOutcome:
+    """``lint(overrides)`` runs the engine with some files' bytes replaced; repeat until no fix applies.
+
+    Every pass works in memory; files are written once at the end (or diffed with
+    ``write=False``), so an interrupted run never leaves a half-fixed file.
+    """
+    outcome = FixOutcome(result=None)
+    overrides: dict[str, bytes] = {}
+    originals: dict[str, SourceFile] = {}
+    for _ in range(MAX_PASSES):
+        result = lint(overrides)
+        outcome.result = result
+        changed = False
+        for plan in plan_fixes(result.diagnostics, result.documents, unsafe).values():
+            new_text = plan.new_text()
+            if new_text == plan.source.text:
+                continue
+            originals.setdefault(plan.source.path, plan.source)
+            overrides[plan.source.path] = plan.source.to_bytes(new_text)
+            outcome.applied.extend((plan.source.path, d.code, f.title) for d, f in plan.fixes)
+            changed = True
+        if not changed:
+            break
+    else:
+        outcome.converged = False
+        outcome.result = lint(overrides)
+    for path, data in overrides.items():
+        original = originals[path]
+        if data == original.to_bytes():
+            continue
+        if write:
+            write_atomic(path, data)
+        else:
+            new_text = SourceFile.from_bytes(path, data).text
+            outcome.diffs.append(unified_diff(original, new_text))
+    return outcome

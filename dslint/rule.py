@@ -1,0 +1,127 @@
+"""The rule API, shared by built-in rules and third-party plugins.
+
+A rule is a plain function decorated with ``@rule``. Its docstring is its documentation page;
+its first line is the one-line summary. The function receives one *target* (what it declared
+it needs) and a ``Context``, and yields ``Finding``s; the engine owns everything else.
+
+Targets:
+  document    every parsed file (``Document``); ``kinds`` narrows it to some file kinds
+  deepspeed   every use of a DeepSpeed config (``DeepSpeedUse``): the file, the world size
+              and the consumer it is launched with, when known
+
+Plugins expose a module through the ``dslint.rules`` entry-point group; every ``Rule`` object
+defined at the module's top level is registered.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Iterator
+
+from dslint.diagnostics import Finding, Severity
+
+TARGETS = ("document", "deepspeed")
+ENTRY_POINT_GROUP = "dslint.rules"
+
+_CODE = re.compile(r"^[A-Z]{1,5}[0-9]{2,4}$")
+_NAME = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
+
+
+@dataclass(frozen=True)
+class Rule:
+    code: str
+    name: str
+    severity: Severity
+    target: str
+    check: Callable[..., Iterable[Finding]]
+    doc: str
+    fixable: bool = False
+    kinds: tuple[str, ...] = ()
+    origin: str = "dslint"  # entry-point name that registered it
+
+    @property
+    def summary(self) -> str:
+        return self.doc.strip().splitlines()[0].strip() if self.doc.strip() else ""
+
+    def run(self, target: Any, context: "Context") -> Iterator[Finding]:
+        return iter(self.check(target, context) or ())
+
+
+def rule(
+    code: str,
+    name: str,
+    severity: str = "error",
+    target: str = "document",
+    fixable: bool = False,
+    kinds: Iterable[str] = (),
+):
+    """Declare a rule. Used as a decorator on the check function."""
+    if not _CODE.match(code):
+        raise ValueError(f"rule code {code!r} must look like ABC123")
+    if not _NAME.match(name):
+        raise ValueError(f"rule name {name!r} must be kebab-case")
+    if target not in TARGETS:
+        raise ValueError(f"rule target {target!r} must be one of {', '.join(TARGETS)}")
+
+    def decorate(check: Callable) -> Rule:
+        return Rule(
+            code=code,
+            name=name,
+            severity=Severity.parse(severity),
+            target=target,
+            check=check,
+            doc=inspect.cleandoc(check.__doc__ or ""),
+            fixable=fixable,
+            kinds=tuple(kinds),
+        )
+
+    return decorate
+
+
+@dataclass
+class Context:
+    """What a rule may know besides its target: the settings in force."""
+
+    settings: Any  # dslint.config.Settings
+
+
+def rules_in_module(module) -> list[Rule]:
+    return [value for value in vars(module).values() if isinstance(value, Rule)]
+
+
+@dataclass
+class PluginError:
+    entry_point: str
+    message: str
+
+
+def load_rules(group: str = ENTRY_POINT_GROUP) -> tuple[list[Rule], list[PluginError]]:
+    """Import every module registered under the entry-point group; built-ins come the same way."""
+    from importlib import import_module
+    from importlib.metadata import entry_points
+
+    rules: list[Rule] = []
+    errors: list[PluginError] = []
+    seen_codes: dict[str, str] = {}
+    for entry in sorted(entry_points(group=group), key=lambda e: (e.name != "dslint", e.name)):
+        try:
+            module = import_module(entry.value.split(":")[0])
+        except Exception as exc:  # a broken plugin must not stop the run
+            errors.append(PluginError(entry.name, f"{entry.value}: {type(exc).__name__}: {exc}"))
+            continue
+        for found in rules_in_module(module):
+            if found.code in seen_codes:
+                errors.append(PluginError(entry.name, f"rule code {found.code} is already registered by {seen_codes[found.code]}"))
+                continue
+            seen_codes[found.code] = entry.name
+            rules.append(_with_origin(found, entry.name))
+    rules.sort(key=lambda r: r.code)
+    return rules, errors
+
+
+def _with_origin(found: Rule, origin: str) -> Rule:
+    from dataclasses import replace
+
+    return replace(found, origin=origin)

@@ -1,0 +1,1 @@
+"""Built-in rules, one module per rule family. Registered through the ``dslint.rules`` entry points."""

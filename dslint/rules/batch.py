@@ -1,0 +1,324 @@
+"""The batch-size invariant: train_batch_size == micro batch × accumulation × world size."""
+
+from __future__ import annotations
+
+import math
+import re
+
+from dslint.diagnostics import Finding, Fix, Related
+from dslint.documents.model import Mapping, Node, Scalar
+from dslint.edits import remove_json_entry, replace_value
+from dslint.rule import rule
+
+TBS = "train_batch_size"
+MBS = "train_micro_batch_size_per_gpu"
+GAS = "gradient_accumulation_steps"
+BATCH_KEYS = (TBS, MBS, GAS)
+SHORT = {TBS: "train_batch_size", MBS: "micro batch", GAS: "accumulation"}
+
+
+def _number(node: Node | None):
+    """The value DeepSpeed computes with, or None when absent/null/not a plain number."""
+    if not isinstance(node, Scalar):
+        return None
+    value = node.value
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def _fmt(value) -> str:
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value)) if abs(value) < 1e15 else repr(value)
+    return repr(value) if isinstance(value, float) else str(value)
+
+
+def derive(tbs, mbs, gas, world):
+    """DeepSpeed's derivation and assertion (deepspeed/runtime/config.py:590-656).
+
+    Returns (tbs, mbs, gas, failure) where failure is None or DeepSpeed's own message.
+    Values absent from the config are None. Arithmetic is Python's, as in DeepSpeed
+    (floor division, floats stay floats).
+    """
+    try:
+        if tbs is not None and mbs is not None and gas is not None:
+            pass
+        elif tbs is not None and mbs is not None:
+            gas = tbs // mbs // world
+        elif tbs is not None and gas is not None:
+            mbs = tbs // world // gas
+        elif mbs is not None and gas is not None:
+            tbs = mbs * gas * world
+        elif tbs is not None:
+            gas, mbs = 1, tbs // world
+        elif mbs is not None:
+            tbs, gas = mbs * world, 1
+        else:
+            return tbs, mbs, gas, "Either train_batch_size or train_micro_batch_size_per_gpu needs to be provided"
+    except ZeroDivisionError:
+        return tbs, mbs, gas, "division by zero while deriving the batch values (ZeroDivisionError)"
+    if not tbs > 0:
+        return tbs, mbs, gas, f"Train batch size: {_fmt(tbs)} has to be greater than 0"
+    if not mbs > 0:
+        return tbs, mbs, gas, f"Micro batch size per gpu: {_fmt(mbs)} has to be greater than 0"
+    if not gas > 0:
+        return tbs, mbs, gas, f"Gradient accumulation steps: {_fmt(gas)} has to be greater than 0"
+    if tbs != mbs * gas * world:
+        return tbs, mbs, gas, f"{_fmt(tbs)} != {_fmt(mbs)} * {_fmt(gas)} * {_fmt(world)}"
+    return tbs, mbs, gas, None
+
+
+@rule("DS101", "batch-size-mismatch", severity="error", target="deepspeed", fixable=True)
+def batch_size_mismatch(use, context):
+    """train_batch_size does not equal micro batch × gradient accumulation × world size.
+
+    ## What it checks
+    DeepSpeed's own derivation, step for step (deepspeed/runtime/config.py:590-656,
+    `_set_batch_related_parameters` then `_batch_assertion`): whichever of
+    `train_batch_size`, `train_micro_batch_size_per_gpu` and `gradient_accumulation_steps`
+    are given, the missing ones are derived with floor division, then DeepSpeed asserts that
+    all three are positive and that
+    `train_batch_size == train_micro_batch_size_per_gpu * gradient_accumulation_steps * world_size`.
+    At least one of `train_batch_size` and `train_micro_batch_size_per_gpu` must be given;
+    that is only reported when the world size is known, because a config that no launch
+    reaches is often a fragment that code completes before `deepspeed.initialize`.
+
+    The world size is the data-parallel size of the launch that uses the config; for a config
+    no launch reaches, it comes from `--world-size` or the `world-size` setting. Without a
+    world size, only what can hold for no world size at all is reported (for example a
+    `train_batch_size` that is not a multiple of micro batch × accumulation).
+
+    Values written as `"auto"` are filled in by HF Trainer or accelerate and are not judged
+    here; values of the wrong type are reported by `batch-value-type`.
+
+    ## Why it matters
+    DeepSpeed raises `AssertionError: Check batch related parameters. train_batch_size is not
+    equal to micro_batch_per_gpu * gradient_acc_step * world_size 16 != 4 * 8 * 4` when the
+    engine starts: after the queue wait and the model load.
+
+    ## Example
+    With 4 GPUs:
+    ```json
+    {"train_batch_size": 16, "train_micro_batch_size_per_gpu": 4, "gradient_accumulation_steps": 8}
+    ```
+    Use instead (DeepSpeed derives 128):
+    ```json
+    {"train_micro_batch_size_per_gpu": 4, "gradient_accumulation_steps": 8}
+    ```
+
+    ## Fix safety
+    Removing `train_batch_size` is safe when micro batch and accumulation are both given:
+    DeepSpeed then derives it and the assertion holds for every world size. Setting
+    `train_batch_size` to the product is offered as an unsafe alternative: it keeps the key but
+    changes the global batch.
+    """
+    config = use.config
+    nodes = {key: config.get(key) for key in BATCH_KEYS}
+    for node in nodes.values():
+        if node is not None and _number(node) is None and not (isinstance(node, Scalar) and node.value is None):
+            return  # "auto" or a wrong type: another rule's business
+    values = {key: _number(node) for key, node in nodes.items()}
+    tbs, mbs, gas = values[TBS], values[MBS], values[GAS]
+    world = use.world_size.value if use.world_size is not None else None
+
+    if world is None:
+        yield from _without_world_size(use, nodes, tbs, mbs, gas)
+        return
+    _, d_mbs, d_gas, failure = derive(tbs, mbs, gas, world)
+    if failure is None:
+        return
+    related = _world_related(use) + _related_keys(config, exclude=_anchor_key(nodes))
+    anchor = _anchor(config, nodes)
+    given = ", ".join(f"{k}={_fmt(v)}" for k, v in values.items() if v is not None) or "no batch keys"
+    if " != " in failure:
+        product = d_mbs * d_gas * world
+        derived = []
+        if mbs is None:
+            derived.append(f"micro batch {_fmt(d_mbs)} = {_fmt(tbs)} // {_fmt(world)} // {_fmt(gas)}")
+        if gas is None:
+            derived.append(f"accumulation {_fmt(d_gas)} = {_fmt(tbs)} // {_fmt(mbs)} // {_fmt(world)}")
+        how = f" (DeepSpeed derives {'; '.join(derived)})" if derived else ""
+        message = (
+            f"train_batch_size {failure} (micro batch * accumulation * world size = {_fmt(product)}){how}; "
+            f"DeepSpeed asserts this at start-up with world size {_fmt(world)}"
+        )
+        yield Finding(anchor, message, related=related, **_fixes(config, nodes, product))
+        return
+    message = f"{failure} ({given}, world size {_fmt(world)}); DeepSpeed asserts this at start-up"
+    yield Finding(anchor, message, related=related, **_fixes(config, nodes, None))
+
+
+def _without_world_size(use, nodes, tbs, mbs, gas):
+    config = use.config
+    anchor = _anchor(config, nodes)
+    related = _related_keys(config, exclude=_anchor_key(nodes))
+    if tbs is None and mbs is None:
+        # Many standalone configs are fragments that code completes before deepspeed.initialize
+        # (autotuning templates, dicts extended in Python): only a known launch makes this an error.
+        return
+    for key, value in ((TBS, tbs), (MBS, mbs), (GAS, gas)):
+        if value is not None and not value > 0:
+            yield Finding(config.entry(key).value.span, f"{key} is {_fmt(value)}; DeepSpeed requires it to be greater than 0", related=related)
+            return
+    if tbs is None:
+        return
+    if mbs is not None and gas is not None:
+        step = mbs * gas
+        if tbs % step:
+            yield Finding(
+                anchor,
+                f"train_batch_size {_fmt(tbs)} is not a multiple of micro batch {_fmt(mbs)} * accumulation {_fmt(gas)} = {_fmt(step)}, "
+                "so DeepSpeed's assertion fails for every world size",
+                related=related,
+                **_fixes(config, nodes, None),
+            )
+        return
+    divisor_key, divisor = (MBS, mbs) if mbs is not None else (GAS, gas)
+    if divisor is None:
+        return
+    if tbs < divisor:
+        derived = "gradient_accumulation_steps" if divisor_key == MBS else "train_micro_batch_size_per_gpu"
+        yield Finding(
+            anchor,
+            f"train_batch_size {_fmt(tbs)} is smaller than {divisor_key} {_fmt(divisor)}: DeepSpeed derives {derived} = 0 "
+            "and fails for every world size",
+            related=related,
+        )
+    elif tbs % divisor:
+        yield Finding(
+            anchor,
+            f"train_batch_size {_fmt(tbs)} is not a multiple of {divisor_key} {_fmt(divisor)}, so DeepSpeed's assertion "
+            "fails for every world size",
+            related=related,
+        )
+
+
+def _anchor_key(nodes) -> str:
+    for key in BATCH_KEYS:
+        if nodes[key] is not None:
+            return key
+    return ""
+
+
+def _anchor(config: Mapping, nodes):
+    key = _anchor_key(nodes)
+    if key:
+        return config.entry(key).value.span
+    return _opening(config)
+
+
+def _opening(config: Mapping):
+    from dslint.source import Span
+
+    return Span(config.span.source, config.span.start, min(config.span.start + 1, config.span.end))
+
+
+def _related_keys(config: Mapping, exclude: str) -> list[Related]:
+    out = []
+    for key in BATCH_KEYS:
+        entry = config.entry(key)
+        if entry is not None and key != exclude:
+            out.append(Related(f"{key} = {entry.value.span.text}", entry.value.span))
+    return out
+
+
+def _world_related(use) -> list[Related]:
+    setting = use.world_size
+    if setting is None:
+        return []
+    span = getattr(setting, "span", None)
+    return [Related(f"world size {_fmt(setting.value)} from {setting.origin}", span, origin=setting.origin)]
+
+
+def _fixes(config: Mapping, nodes, product) -> dict:
+    fix = None
+    alternatives = []
+    if nodes[TBS] is not None and nodes[MBS] is not None and nodes[GAS] is not None:
+        fix = Fix.safe("Remove train_batch_size so DeepSpeed derives it", remove_json_entry(config, config.entry(TBS)))
+    if nodes[TBS] is not None and product is not None and product > 0:
+        value = int(product) if isinstance(product, float) and product.is_integer() else product
+        alternatives.append(Fix.unsafe(f"Set train_batch_size to {_fmt(value)} (changes the global batch)", replace_value(nodes[TBS], value)))
+    if fix is None and alternatives:
+        fix = alternatives.pop(0)
+    return {"fix": fix, "alternatives": alternatives}
+
+
+_INTEGER_TEXT = re.compile(r"^\s*[+-]?\d+(\.0*)?\s*$")
+_PLACEHOLDER = re.compile(r"^\$?\{?[A-Z][A-Z0-9_]*\}?,?$")
+
+
+@rule("DS102", "batch-value-type", severity="error", target="deepspeed", fixable=True)
+def batch_value_type(use, context):
+    """A batch value is a string, a fraction, a boolean or a container instead of a number.
+
+    ## What it checks
+    `train_batch_size`, `train_micro_batch_size_per_gpu` and `gradient_accumulation_steps`.
+    DeepSpeed reads them with `dict.get` and no type check
+    (deepspeed/runtime/config.py:208, 340-348), then compares them with numbers.
+
+    - A numeric string such as `"8"`: DeepSpeed crashes with
+      `TypeError: '>' not supported between instances of 'str' and 'int'`; under HF Trainer
+      `"8"` never equals `8`, which gives the confusing mismatch
+      `ds gradient_accumulation_steps=8 vs hf gradient_accumulation_steps=8`.
+    - `"Auto"` or `"AUTO"`: only lowercase `"auto"` is filled in by HF and accelerate.
+    - A fraction such as `2.5`: DeepSpeed computes with it, and the data loader then fails with
+      `batch_size should be a positive integer value`.
+    - An hjson quoteless value such as `GB_SIZE,` (a template placeholder) is the string
+      `"GB_SIZE,"` to DeepSpeed.
+
+    ## Example
+    ```json
+    {"train_micro_batch_size_per_gpu": "8", "gradient_accumulation_steps": "Auto"}
+    ```
+    Use instead:
+    ```json
+    {"train_micro_batch_size_per_gpu": 8, "gradient_accumulation_steps": "auto"}
+    ```
+
+    ## Fix safety
+    Rewriting a whole-number string as the number, and `"Auto"` as `"auto"`, is safe: the
+    value the author wrote is kept, only its type changes. Fractions have no fix.
+    """
+    config = use.config
+    for key in BATCH_KEYS:
+        entry = config.entry(key)
+        if entry is None:
+            continue
+        node = entry.value
+        value = node.value if isinstance(node, Scalar) else node.to_python()
+        if value is None or value == "auto":
+            continue
+        if isinstance(node, Scalar) and not isinstance(value, (bool, str)) and isinstance(value, (int, float)):
+            if isinstance(value, float) and math.isfinite(value) and not value.is_integer():
+                yield Finding(node.span, f"{key} is {_fmt(value)}, a fraction: batch sizes and accumulation steps are whole numbers")
+            elif isinstance(value, float) and not math.isfinite(value):
+                yield Finding(node.span, f"{key} is {value}: not a usable number")
+            continue
+        if isinstance(value, str):
+            if value.strip().lower() == "auto":
+                yield Finding(
+                    node.span,
+                    f"{key} is {value!r}: only lowercase \"auto\" is filled in by HF Trainer and accelerate",
+                    fix=Fix.safe('Write "auto"', replace_value(node, "auto")),
+                )
+            elif _INTEGER_TEXT.match(value):
+                number = int(float(value))
+                how = "quoteless hjson text" if getattr(node, "style", "") == "quoteless" else "a string"
+                yield Finding(
+                    node.span,
+                    f"{key} is {how} ({value!r}), not a number: DeepSpeed fails comparing it with a number "
+                    "('>' not supported between instances of 'str' and 'int')",
+                    fix=Fix.safe(f"Write the number {number}", replace_value(node, number)),
+                )
+            else:
+                how = "quoteless hjson text, which DeepSpeed reads as the string" if getattr(node, "style", "") == "quoteless" else "the string"
+                hint = ""
+                if _PLACEHOLDER.match(value):
+                    hint = " (it looks like a template placeholder: if a script fills it in before launch, exclude the template from dslint)"
+                yield Finding(node.span, f"{key} is {how} {value!r}, not a number: DeepSpeed fails at start-up{hint}")
+            continue
+        kind = "a boolean" if isinstance(value, bool) else f"a {type(value).__name__}"
+        yield Finding(node.span, f"{key} is {kind} ({node.span.text.strip()[:40]}), not a number")
+

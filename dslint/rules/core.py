@@ -1,0 +1,105 @@
+"""Rules about reading files at all: syntax, duplicate keys, files dslint could not read."""
+
+from __future__ import annotations
+
+from dslint.diagnostics import Finding, Fix, Related
+from dslint.documents.model import DEEPSPEED, Mapping, walk
+from dslint.edits import remove_json_entry
+from dslint.rule import rule
+
+
+@rule("DS001", "syntax-error", severity="error", kinds=("deepspeed-json", "training-yaml", "training-json", "accelerate-yaml"))
+def syntax_error(document, context):
+    """The file does not parse the way its consumer parses it.
+
+    ## What it checks
+    DeepSpeed configs are read with hjson, exactly as DeepSpeed reads a config path
+    (`hjson.load(..., object_pairs_hook=dict_raise_error_on_duplicate_keys)`,
+    deepspeed/runtime/config.py:444). Training and accelerate YAML are read with PyYAML's
+    `safe_load` (YAML 1.1), as ms-swift, transformers' HfArgumentParser, LLaMA-Factory and
+    accelerate do. The error is reported where the parser stopped.
+
+    ## Why it matters
+    A config that does not parse fails the launch only after the job waited in the queue and
+    the processes started. Other files are still linted.
+
+    ## Example
+    ```json
+    {"train_batch_size": 16, "zero_optimization": {"stage": 2,, }}
+    ```
+    Use instead:
+    ```json
+    {"train_batch_size": 16, "zero_optimization": {"stage": 2}}
+    ```
+    """
+    for problem in document.problems:
+        yield Finding(problem.span, problem.message)
+
+
+@rule("DS002", "duplicate-key", severity="error", kinds=(DEEPSPEED,), fixable=True)
+def duplicate_key(document, context):
+    """A key appears twice in the same object of a DeepSpeed config.
+
+    ## What it checks
+    Every object of a DeepSpeed JSON for keys that occur more than once.
+
+    ## Why it matters
+    DeepSpeed loads config files with a pairs hook that raises
+    `ValueError: Duplicate keys in DeepSpeed config: [...]`
+    (deepspeed/runtime/config_utils.py:205-211), so the launch crashes. HF Trainer and
+    accelerate read the same file with `json.load`, which keeps the *last* value silently:
+    the same file crashes under one launcher and silently changes meaning under another.
+
+    ## Example
+    ```json
+    {"zero_optimization": {"stage": 2, "stage": 3}}
+    ```
+    Use instead:
+    ```json
+    {"zero_optimization": {"stage": 3}}
+    ```
+
+    ## Fix safety
+    The fix removes the earlier occurrence, keeping the value HF and accelerate use today. It is
+    unsafe: the earlier value may be the one you meant.
+    """
+    if document.root is None:
+        return
+    for path, node in walk(document.root):
+        if not isinstance(node, Mapping):
+            continue
+        first_seen = {}
+        for entry in node.entries:
+            if entry.key not in first_seen:
+                first_seen[entry.key] = entry
+                continue
+            earlier = first_seen[entry.key]
+            dotted = ".".join(str(p) for p in path + (entry.key,))
+            yield Finding(
+                entry.key_span,
+                f"duplicate key '{dotted}': DeepSpeed raises 'Duplicate keys in DeepSpeed config' when it loads this file "
+                "(HF and accelerate silently keep this last value)",
+                related=[Related("first occurrence", earlier.key_span)],
+                fix=Fix.unsafe(f"Remove the earlier '{entry.key}'", remove_json_entry(node, earlier)),
+            )
+            first_seen[entry.key] = entry
+
+
+@rule("DS003", "unreadable-file", severity="error", kinds=("unreadable",))
+def unreadable_file(document, context):
+    """dslint could not read a file it was asked to check.
+
+    ## What it checks
+    Files that cannot be opened (permissions, a symbolic link loop) or that exceed dslint's
+    size limit (10 MB; real configs are a few kilobytes).
+
+    ## Why it matters
+    A config that was not read was not checked; a gate that skips it silently gives false
+    confidence. If the file is not a config, exclude it in the `exclude` setting.
+
+    ## Example
+    `configs/ds.json` is a symbolic link that points to itself.
+    Use instead: point the link at the real config, or exclude the path.
+    """
+    for problem in document.problems:
+        yield Finding(problem.span, problem.message)

@@ -1,0 +1,157 @@
+"""Source files as dslint sees them: decoded text plus everything needed to map offsets back.
+
+Every position inside dslint is a character offset into ``SourceFile.text``. Lines and
+columns (1-based, counted in characters) are derived here and nowhere else, and so is the
+conversion from the UTF-8 byte offsets that tree-sitter reports.
+"""
+
+from __future__ import annotations
+
+import bisect
+import codecs
+from dataclasses import dataclass, field
+
+MAX_FILE_BYTES = 10 * 1024 * 1024
+
+
+class DecodeError(Exception):
+    """The bytes are not text dslint (or the consumer) can read."""
+
+    def __init__(self, message: str, line: int = 1, column: int = 1):
+        super().__init__(message)
+        self.message = message
+        self.line = line
+        self.column = column
+
+
+@dataclass
+class SourceFile:
+    path: str
+    text: str
+    bom: bool = False
+    newline: str = "\n"
+    _line_starts: list[int] = field(default_factory=list, repr=False)
+    _utf8: bytes | None = field(default=None, repr=False)
+    _byte_line_starts: list[int] | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        starts = [0]
+        find = self.text.find
+        pos = find("\n")
+        while pos != -1:
+            starts.append(pos + 1)
+            pos = find("\n", pos + 1)
+        self._line_starts = starts
+
+    @classmethod
+    def from_bytes(cls, path: str, data: bytes) -> "SourceFile":
+        bom = data.startswith(codecs.BOM_UTF8)
+        body = data[3:] if bom else data
+        if b"\x00" in body[:8192]:
+            raise DecodeError("binary file (contains NUL bytes)")
+        try:
+            text = body.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            prefix = body[: exc.start].decode("utf-8", "replace")
+            line = prefix.count("\n") + 1
+            column = len(prefix) - (prefix.rfind("\n") + 1) + 1
+            raise DecodeError(
+                f"invalid UTF-8 (byte 0x{body[exc.start]:02x} at offset {exc.start + (3 if bom else 0)})",
+                line,
+                column,
+            ) from None
+        newline = "\r\n" if "\r\n" in text[:65536] else "\n"
+        return cls(path=path, text=text, bom=bom, newline=newline)
+
+    def to_bytes(self, text: str | None = None) -> bytes:
+        body = (self.text if text is None else text).encode("utf-8")
+        return codecs.BOM_UTF8 + body if self.bom else body
+
+    # ---- offsets, lines and columns -------------------------------------------------
+
+    @property
+    def utf8(self) -> bytes:
+        if self._utf8 is None:
+            self._utf8 = self.text.encode("utf-8")
+        return self._utf8
+
+    @property
+    def line_count(self) -> int:
+        return len(self._line_starts)
+
+    def position(self, offset: int) -> tuple[int, int]:
+        """1-based (line, column) of a character offset; column counts characters."""
+        offset = max(0, min(offset, len(self.text)))
+        index = bisect.bisect_right(self._line_starts, offset) - 1
+        return index + 1, offset - self._line_starts[index] + 1
+
+    def offset(self, line: int, column: int) -> int:
+        """Character offset of a 1-based (line, column); clamps to the text."""
+        if line < 1:
+            return 0
+        if line > len(self._line_starts):
+            return len(self.text)
+        start = self._line_starts[line - 1]
+        end = self.line_end(line)
+        return min(start + max(column, 1) - 1, end)
+
+    def line_start(self, line: int) -> int:
+        return self._line_starts[line - 1]
+
+    def line_end(self, line: int) -> int:
+        """Offset just past the line's content (before its newline)."""
+        if line < len(self._line_starts):
+            end = self._line_starts[line] - 1
+        else:
+            end = len(self.text)
+        if end > self._line_starts[line - 1] and self.text[end - 1 : end] == "\r":
+            end -= 1
+        return end
+
+    def line_text(self, line: int) -> str:
+        return self.text[self.line_start(line) : self.line_end(line)]
+
+    def char_offset(self, byte_offset: int) -> int:
+        """Character offset of a UTF-8 byte offset (tree-sitter reports bytes)."""
+        if len(self.utf8) == len(self.text):
+            return byte_offset
+        if self._byte_line_starts is None:
+            data = self.utf8
+            starts = [0]
+            pos = data.find(b"\n")
+            while pos != -1:
+                starts.append(pos + 1)
+                pos = data.find(b"\n", pos + 1)
+            self._byte_line_starts = starts
+        index = bisect.bisect_right(self._byte_line_starts, byte_offset) - 1
+        line_byte_start = self._byte_line_starts[index]
+        prefix = self.utf8[line_byte_start:byte_offset].decode("utf-8", "replace")
+        return self._line_starts[index] + len(prefix)
+
+
+@dataclass(frozen=True)
+class Span:
+    """A half-open range of character offsets in one source file."""
+
+    source: SourceFile
+    start: int
+    end: int
+
+    @property
+    def path(self) -> str:
+        return self.source.path
+
+    @property
+    def text(self) -> str:
+        return self.source.text[self.start : self.end]
+
+    def __hash__(self) -> int:  # SourceFile is mutable; identity is enough here
+        return hash((id(self.source), self.start, self.end))
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, Span)
+            and other.source is self.source
+            and other.start == self.start
+            and other.end == self.end
+        )

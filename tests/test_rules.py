@@ -1,0 +1,87 @@
+"""Rule behaviour from fixture files: tests/rules/<CODE>.yaml holds pass, fail and fix cases.
+
+Each case writes its files into a temporary directory, lints them with only that rule
+selected, and compares the diagnostics (line, column, message fragments) and, when the case
+names one, the file content after `--fix` (and `--unsafe-fixes`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from dslint.config import Setting, Settings
+from dslint.engine import Engine
+from dslint.fix import fix_paths
+
+CASES_DIR = Path(__file__).parent / "rules"
+
+
+def _cases():
+    for path in sorted(CASES_DIR.glob("*.yaml")):
+        spec = yaml.safe_load(path.read_text(encoding="utf-8"))
+        for case in spec["cases"]:
+            yield pytest.param(spec["rule"], case, id=f"{path.stem}-{case['name']}")
+
+
+def _settings(rule: str, case: dict, root: Path) -> Settings:
+    settings = Settings(select=[rule], root=root)
+    if "world_size" in case:
+        settings.world_size = Setting(case["world_size"], "--world-size on the command line")
+    return settings
+
+
+def _write(root: Path, case: dict) -> list[str]:
+    files = case.get("files") or {case.get("file", "ds.json"): case["input"]}
+    for name, text in files.items():
+        target = root / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(text.encode("utf-8"))
+    return sorted(files)
+
+
+@pytest.mark.parametrize("rule,case", list(_cases()))
+def test_rule_case(rule, case, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    _write(tmp_path, case)
+    engine = Engine(_settings(rule, case, tmp_path))
+    result = engine.lint_paths(["."])
+    assert not result.internal_errors, result.internal_errors
+    found = [d for d in result.diagnostics]
+    expected = case.get("expect", [])
+    assert len(found) == len(expected), [f"{d.path}:{d.span.source.position(d.span.start)} {d.code} {d.message}" for d in found]
+    for diagnostic, want in zip(found, expected):
+        assert diagnostic.code == rule or diagnostic.name == rule
+        line, column = diagnostic.span.source.position(diagnostic.span.start)
+        if "path" in want:
+            assert diagnostic.path == want["path"]
+        assert (line, column) == (want["line"], want["column"]), diagnostic.message
+        for fragment in _as_list(want.get("message", [])):
+            assert fragment in diagnostic.message
+        if "fix" in want:
+            assert (diagnostic.fix.applicability if diagnostic.fix else None) == want["fix"]
+        for fragment in _as_list(want.get("related", [])):
+            assert any(fragment in r.message for r in diagnostic.related), diagnostic.related
+    for key, unsafe in (("fixed", False), ("fixed_unsafe", True)):
+        if key not in case:
+            continue
+        _write(tmp_path, case)
+        outcome = fix_paths(lambda overrides: engine.lint_paths(["."], overrides), unsafe=unsafe, write=True)
+        assert outcome.converged
+        for name, text in _as_files(case, key).items():
+            assert (tmp_path / name).read_text(encoding="utf-8") == text
+        again = fix_paths(lambda overrides: engine.lint_paths(["."], overrides), unsafe=unsafe, write=True)
+        assert not again.applied, "fixing must be idempotent"
+
+
+def _as_list(value):
+    return value if isinstance(value, list) else [value]
+
+
+def _as_files(case: dict, key: str) -> dict:
+    value = case[key]
+    if isinstance(value, dict):
+        return value
+    return {case.get("file", "ds.json"): value}
