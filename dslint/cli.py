@@ -59,7 +59,8 @@ def _settings(config: str | None, no_config: bool):
 
 @main.command()
 @click.argument("paths", nargs=-1, type=click.Path())
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default=None, help="Output format (default: text).")
+@click.option("--format", "fmt", type=click.Choice(["text", "concise", "json", "sarif", "github", "junit"]), default=None, help="Output format (default: text; github when GITHUB_ACTIONS=true).")
+@click.option("--statistics", is_flag=True, help="Print the number of findings per rule instead of the findings.")
 @click.option("--select", multiple=True, help="Rules to enable (codes, code prefixes or names; comma-separated).")
 @click.option("--extend-select", multiple=True, help="Rules to enable in addition to those selected.")
 @click.option("--ignore", multiple=True, help="Rules to disable (codes, prefixes or names; comma-separated).")
@@ -74,11 +75,11 @@ def _settings(config: str | None, no_config: bool):
 @click.option("--diff", is_flag=True, help="Print the changes --fix would make and write nothing (exit 1 if any).")
 @click.option("--show-fixes", is_flag=True, help="List the fixes that were applied.")
 @click.option("-v", "--verbose", is_flag=True, help="Also list the files that were skipped, with the reason.")
-def check(paths, fmt, select, extend_select, ignore, exit_zero, fail_on, world_size, config_file, no_config, stdin_filename, fix, unsafe_fixes, diff, show_fixes, verbose):
+def check(paths, fmt, statistics, select, extend_select, ignore, exit_zero, fail_on, world_size, config_file, no_config, stdin_filename, fix, unsafe_fixes, diff, show_fixes, verbose):
     """Lint PATHS (files or directories; default: the current directory; '-' reads stdin)."""
     from dslint.config import Setting
     from dslint.diagnostics import Severity
-    from dslint.engine import Engine, unknown_selectors
+    from dslint.engine import Engine, settings_problems
     from dslint.report import ReportOptions, render
     from dslint.discovery import PathError
 
@@ -97,9 +98,9 @@ def check(paths, fmt, select, extend_select, ignore, exit_zero, fail_on, world_s
     engine = Engine(settings)
     for error in engine.plugin_errors:
         click.echo(f"dslint: warning: plugin '{error.entry_point}' failed to load: {error.message}", err=True)
-    unknown = unknown_selectors(settings.select + settings.extend_select + settings.ignore, engine.all_rules)
-    if unknown:
-        _fail(f"unknown rule selector(s): {', '.join(unknown)} (see `dslint rules`)")
+    problems = settings_problems(settings, engine.all_rules)
+    if problems:
+        _fail("; ".join(problems))
 
     paths = list(paths) or ["."]
     reading_stdin = paths == ["-"]
@@ -127,13 +128,15 @@ def check(paths, fmt, select, extend_select, ignore, exit_zero, fail_on, world_s
         _report_internal(result, outcome)
         sys.exit(EXIT_ERROR if result.internal_errors else (EXIT_FINDINGS if outcome.diffs else EXIT_CLEAN))
 
+    if fmt is None and os.environ.get("GITHUB_ACTIONS") == "true":
+        fmt = "github"
     fmt = fmt or "text"
-    color = fmt == "text" and sys.stdout.isatty() and "NO_COLOR" not in os.environ
+    color = fmt in ("text", "concise") and sys.stdout.isatty() and "NO_COLOR" not in os.environ
     options = ReportOptions(color=color, fixed=len(outcome.applied) if outcome else 0)
     if outcome and show_fixes and fmt == "text":
         for path, code, title in outcome.applied:
             click.echo(f"fixed {path}: {code} {title}")
-    sys.stdout.write(render(fmt, result, options))
+    sys.stdout.write(render(fmt, result, options, statistics=statistics))
     if verbose or any(explicit for explicit in _explicit_skips(result, paths)):
         for path, reason in result.skipped:
             if verbose or path in paths:

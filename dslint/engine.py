@@ -38,6 +38,7 @@ class RunResult:
     internal_errors: list[InternalError] = field(default_factory=list)
     plugin_errors: list[PluginError] = field(default_factory=list)
     files: int = 0
+    rules: list[Rule] = field(default_factory=list)  # the rules that were run (selected), in code order
 
 
 # ---- rule selection ------------------------------------------------------------------
@@ -61,6 +62,22 @@ def is_selected(found: Rule, settings: Settings) -> bool:
 
 def unknown_selectors(selectors: list[str], rules: list[Rule]) -> list[str]:
     return [s for s in selectors if s.strip() and not any(rule_matches(s, r) for r in rules)]
+
+
+def settings_problems(settings: Settings, rules: list[Rule]) -> list[str]:
+    """Rule references in the settings that name no rule (each a usage error)."""
+    problems = []
+    unknown = unknown_selectors(settings.select + settings.extend_select + settings.ignore, rules)
+    if unknown:
+        problems.append(f"unknown rule selector(s): {', '.join(unknown)} (see `dslint rules`)")
+    for glob, codes in settings.per_file_ignores.items():
+        unknown = unknown_selectors(codes, rules)
+        if unknown:
+            problems.append(f"per-file-ignores '{glob}': unknown rule selector(s): {', '.join(unknown)} (see `dslint rules`)")
+    unknown = [key for key in settings.severity if not any(key.upper() == r.code or key == r.name for r in rules)]
+    if unknown:
+        problems.append(f"severity: unknown rule(s) {', '.join(unknown)}; use a rule's code or name (see `dslint rules`)")
+    return problems
 
 
 # ---- suppression comments --------------------------------------------------------------
@@ -166,6 +183,7 @@ class Engine:
         result = result or RunResult(plugin_errors=list(self.plugin_errors))
         result.documents = documents
         result.files = len(documents)
+        result.rules = list(self.rules)
         targets = {"document": documents, "deepspeed": self.deepspeed_uses(documents)}
         raw: list[Diagnostic] = []
         for found in self.rules:
@@ -195,9 +213,9 @@ class Engine:
         return out
 
     def _severity(self, found: Rule) -> Severity:
-        for key in (found.code, found.name):
-            if key in self.settings.severity:
-                return self.settings.severity[key]
+        for key, level in self.settings.severity.items():
+            if key.upper() == found.code or key == found.name:
+                return level
         return found.severity
 
     def _filter(self, raw: list[Diagnostic], documents: list[Document]) -> list[Diagnostic]:
@@ -224,7 +242,7 @@ class Engine:
             return False
         relative = _relative(source.path, self.settings.root)
         for glob, codes in self.settings.per_file_ignores.items():
-            if matches([glob], relative) and any(c == "ALL" or c == diagnostic.name or diagnostic.code.startswith(c.upper()) for c in codes):
+            if matches([glob], relative) and any(c.upper() == "ALL" or c == diagnostic.name or diagnostic.code.startswith(c.upper()) for c in codes):
                 return True
         return False
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from dslint.diagnostics import Diagnostic, Severity
 
-FORMATS = ("text", "json")
+FORMATS = ("text", "concise", "json", "sarif", "github", "junit")
 
 
 @dataclass
@@ -34,11 +34,19 @@ def counts(diagnostics: list[Diagnostic]) -> dict[str, int]:
     return out
 
 
-def render(fmt: str, result, options: ReportOptions) -> str:
+def render(fmt: str, result, options: ReportOptions, statistics: bool = False) -> str:
+    if statistics:
+        from dslint.report import concise
+
+        return concise.render_statistics(fmt, result, options)
     if fmt == "json":
         from dslint.report import json_format
 
         return json_format.render(result, options)
+    if fmt in ("concise", "sarif", "github", "junit"):
+        from importlib import import_module
+
+        return import_module(f"dslint.report.{fmt}").render(result, options)
     from dslint.report import text
 
     return text.render(result, options)
