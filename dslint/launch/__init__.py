@@ -1,0 +1,1 @@
+"""Launch commands found in shell scripts: which launcher, its options, the program and its arguments."""
