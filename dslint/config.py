@@ -77,11 +77,20 @@ def find_config(start: Path) -> Path | None:
 
 
 def _has_tool_table(path: Path) -> bool:
+    import tomllib
+
     try:
         text = path.read_text(encoding="utf-8")
-    except OSError:
+    except (OSError, UnicodeDecodeError):
         return False
-    return "[tool.dslint" in text
+    if "dslint" not in text:
+        return False
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        return "[tool.dslint" in text  # let loading report the TOML error if it is meant for dslint
+    tool = data.get("tool")
+    return isinstance(tool, dict) and "dslint" in tool
 
 
 def load_settings(path: Path | None, *, search_from: Path | None = None) -> Settings:
@@ -122,8 +131,36 @@ def apply_table(settings: Settings, table: dict, origin: str) -> None:
         if expected is list and isinstance(value, str):
             value = [part.strip() for part in value.split(",") if part.strip()]
         if not isinstance(value, expected) or (expected is int and isinstance(value, bool)):
-            raise ConfigError(f"{origin}: '{key}' must be a {expected.__name__}, not {type(value).__name__}")
+            raise ConfigError(f"{origin}: '{key}' must be {_TYPE_NAMES[expected]}, not {_type_name(value)}")
+        _check_members(key, value, origin)
         _apply(settings, key, value, f"{key} in {origin}")
+
+
+_TYPE_NAMES = {list: "a list of strings", dict: "a table", str: "a string", int: "an integer"}
+
+
+def _type_name(value: Any) -> str:
+    return {bool: "a boolean", int: "an integer", float: "a number", str: "a string", list: "a list", dict: "a table"}.get(
+        type(value), type(value).__name__
+    )
+
+
+def _check_members(key: str, value: Any, origin: str) -> None:
+    """Lists hold strings; per-file-ignores maps globs to code lists; severity maps codes to strings."""
+    if isinstance(value, list):
+        for item in value:
+            if not isinstance(item, str):
+                raise ConfigError(f"{origin}: '{key}' must be a list of strings, but holds {_type_name(item)} ({item!r})")
+    elif key == "per-file-ignores":
+        for glob, codes in value.items():
+            if isinstance(codes, str):
+                continue
+            if not isinstance(codes, list) or not all(isinstance(code, str) for code in codes):
+                raise ConfigError(f"{origin}: per-file-ignores '{glob}' must be a list of rule codes or names, not {_type_name(codes)}")
+    elif key == "severity":
+        for code, level in value.items():
+            if not isinstance(level, str):
+                raise ConfigError(f"{origin}: severity of '{code}' must be a string (error, warning or info), not {_type_name(level)}")
 
 
 def _apply(settings: Settings, key: str, value: Any, origin: str) -> None:

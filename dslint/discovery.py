@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -109,6 +110,8 @@ def _has_shebang(path: str, name: str) -> bool:
     if "." in name:  # files with other extensions are not launch scripts
         return False
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):  # opening a FIFO would block
+            return False
         with open(path, "rb") as handle:
             head = handle.read(64)
     except OSError:

@@ -86,9 +86,22 @@ def write_atomic(path: str, data: bytes) -> None:
 
 
 def unified_diff(source: SourceFile, new_text: str) -> str:
-    before = source.text.splitlines(keepends=True)
-    after = new_text.splitlines(keepends=True)
-    return "".join(difflib.unified_diff(before, after, fromfile=f"a/{source.path}", tofile=f"b/{source.path}"))
+    before, after = _lines(source.text), _lines(new_text)
+    out = []
+    for line in difflib.unified_diff(before, after, fromfile=f"a/{source.path}", tofile=f"b/{source.path}"):
+        out.append(line)
+        if not line.endswith("\n"):  # a last line without a newline, marked as diff(1) and git do
+            out.append("\n\\ No newline at end of file\n")
+    return "".join(out)
+
+
+def _lines(text: str) -> list[str]:
+    """Lines with their endings, split at "\\n" only (str.splitlines also splits at \\u2028, \\x0c, ...)."""
+    parts = text.split("\n")
+    lines = [part + "\n" for part in parts[:-1]]
+    if parts[-1]:
+        lines.append(parts[-1])
+    return lines
 
 
 @dataclass

@@ -63,6 +63,8 @@ def parse_json(source: SourceFile) -> tuple[Node | None, list[ParseProblem], boo
         if not isinstance(offset, int):
             offset = 0
         message = getattr(exc, "msg", None) or str(exc)
+        if "%r" in message:  # hjson leaves some messages unformatted; str(exc) has them filled in
+            message = str(exc).split(": line ")[0]
         offset = min(offset, len(text))
         problems.append(ParseProblem(Span(source, offset, min(offset + 1, len(text))), f"not readable by DeepSpeed's hjson loader: {message}"))
         return None, problems, False
@@ -113,9 +115,45 @@ def _first_value(node):
 _VALUE_TYPES = {"object", "array", "string", "number", "true", "false", "null"}
 
 
+# What can hide a bracket in hjson text: strings (''' multi-line ones too) and comments.
+_BRACKET_TOKENS = re.compile(
+    r"'''.*?(?:'''|\Z)|\"(?:[^\"\\\n]|\\.)*\"?|'(?:[^'\\\n]|\\.)*'?|#[^\n]*|//[^\n]*|/\*.*?(?:\*/|\Z)|[{}\[\]]",
+    re.DOTALL,
+)
+
+
+def _bracket_pairs(text: str) -> dict[int, int]:
+    """Offset of every opening bracket → offset just past its closing one (strings and comments skipped)."""
+    pairs: dict[int, int] = {}
+    stack: list[int] = []
+    for token in _BRACKET_TOKENS.finditer(text):
+        char = text[token.start()]
+        if char in "{[":
+            stack.append(token.start())
+        elif char in "}]" and stack:
+            pairs[stack.pop()] = token.end()
+    return pairs
+
+
 class _Builder:
     def __init__(self, source: SourceFile):
         self.source = source
+        self._pairs: dict[int, int] | None = None
+
+    def container_span(self, start: int) -> Span | None:
+        """The range of the object or array opening at ``start``, found by matching brackets.
+
+        tree-sitter's recovery around hjson-only syntax (quoteless values) can end an object
+        early, or leave its brackets in an ERROR node; hjson read it whole, so the range must
+        be whole too (a fix that removes the entry would otherwise cut the file in two).
+        """
+        text = self.source.text
+        if start >= len(text) or text[start] not in "{[":
+            return None
+        if self._pairs is None:
+            self._pairs = _bracket_pairs(text)
+        end = self._pairs.get(start)
+        return Span(self.source, start, end) if end is not None else None
 
     def span(self, ts_node) -> Span:
         return Span(self.source, self.source.char_offset(ts_node.start_byte), self.source.char_offset(ts_node.end_byte))
@@ -126,6 +164,8 @@ class _Builder:
         if ts_node is not None and not _consistent(value, ts_node):
             ts_node = None  # tree-sitter recovered differently from hjson; do not trust its range
         span = self.span(ts_node) if ts_node is not None else fallback
+        if isinstance(value, (_Pairs, list)) and (ts_node is None or ts_node.has_error):
+            span = self.container_span(span.start) or span
         if isinstance(value, _Pairs):
             return self._mapping(value, ts_node if ts_node is not None and ts_node.type == "object" else None, span, depth)
         if isinstance(value, list):

@@ -26,6 +26,10 @@ def parse_yaml(source: SourceFile) -> tuple[Node | None, list[ParseProblem]]:
     text = source.text
     if not text.strip():
         return None, []
+    if _nesting_exceeds(text, MAX_DEPTH):
+        # libyaml's composer recurses in C once per level: a few tens of thousands of levels
+        # overflow the C stack (a segfault, not an exception), so deep files are refused first.
+        return None, [ParseProblem(Span(source, 0, min(1, len(text))), f"nesting deeper than {MAX_DEPTH} levels; not linted")]
     loader = _Loader(text)
     try:
         try:
@@ -36,10 +40,12 @@ def parse_yaml(source: SourceFile) -> tuple[Node | None, list[ParseProblem]]:
             # Several documents: yaml.safe_load refuses them. Keep the first for classification.
             problem = _problem_from_error(source, exc)
             first = next(iter(yaml.compose_all(text, Loader=_Loader)), None)
-            return (_Converter(source, _Loader(text)).convert(first) if first is not None else None), [problem]
+            converter = _Converter(source, _Loader(text))
+            return (converter.convert(first) if first is not None else None), [problem, *converter.problems]
         if node is None:
             return None, []
-        return _Converter(source, loader).convert(node), []
+        converter = _Converter(source, loader)
+        return converter.convert(node), converter.problems
     except yaml.YAMLError as exc:
         return None, [_problem_from_error(source, exc)]
     except _Limit as exc:
@@ -48,6 +54,24 @@ def parse_yaml(source: SourceFile) -> tuple[Node | None, list[ParseProblem]]:
         return None, [ParseProblem(Span(source, 0, 1), f"nesting deeper than {MAX_DEPTH} levels; not linted")]
     finally:
         loader.dispose()
+
+
+def _nesting_exceeds(text: str, limit: int) -> bool:
+    """Does the event stream open more than ``limit`` nested collections? (libyaml's parser is iterative.)"""
+    if text.count("[") + text.count("{") + text.count("-") + text.count(":") + text.count("?") <= limit:
+        return False
+    depth = 0
+    try:
+        for event in yaml.parse(text, Loader=_Loader):
+            if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+                depth += 1
+                if depth > limit:
+                    return True
+            elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+                depth -= 1
+    except yaml.YAMLError:
+        pass  # the composer stops at the same place; parse_yaml reports the error
+    return False
 
 
 def _problem_from_error(source: SourceFile, exc: yaml.YAMLError) -> ParseProblem:
@@ -66,26 +90,42 @@ class _Converter:
         self.source = source
         self.loader = loader
         self.count = 0
+        # Values safe_load itself fails to construct (an impossible date, a 5000-digit integer,
+        # a tag outside the safe set): the consumer raises, so each is a problem, not a crash.
+        self.problems: list[ParseProblem] = []
 
     def span(self, node) -> Span:
         return Span(self.source, node.start_mark.index, node.end_mark.index)
 
-    def convert(self, node, depth: int = 0) -> Node:
+    def _count(self) -> None:
         self.count += 1
         if self.count > MAX_NODES:
             raise _Limit(f"more than {MAX_NODES} YAML nodes after alias expansion; not linted")
+
+    def convert(self, node, depth: int = 0) -> Node:
+        self._count()
         if depth > MAX_DEPTH:
             raise _Limit(f"nesting deeper than {MAX_DEPTH} levels; not linted")
+        if isinstance(node, (yaml.MappingNode, yaml.SequenceNode)) and node.tag not in self.loader.yaml_constructors:
+            self._problem(node, yaml.constructor.ConstructorError(problem=f"could not determine a constructor for the tag '{node.tag}'"))
         if isinstance(node, yaml.MappingNode):
             return self._mapping(node, depth)
         if isinstance(node, yaml.SequenceNode):
             return Sequence(span=self.span(node), items=[self.convert(child, depth + 1) for child in node.value])
         try:
             value = self.loader.construct_object(node, deep=True)
-        except yaml.YAMLError:
+        except (yaml.YAMLError, ValueError, OverflowError) as exc:
             value = node.value
+            self._problem(node, exc)
         style = "quoted" if node.style in ("'", '"') else "plain"
         return Scalar(span=self.span(node), value=value, style=style, tag=node.tag)
+
+    def _problem(self, node, exc: Exception) -> None:
+        if isinstance(exc, yaml.YAMLError):
+            message = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        else:
+            message = str(exc)
+        self.problems.append(ParseProblem(self.span(node), f"not valid YAML for PyYAML safe_load: {message}"))
 
     def _mapping(self, node, depth: int) -> Mapping:
         merged: list[Entry] = []
@@ -95,14 +135,16 @@ class _Converter:
                 sources = value_node.value if isinstance(value_node, yaml.SequenceNode) else [value_node]
                 for merged_node in sources:
                     if isinstance(merged_node, yaml.MappingNode):
+                        self._count()  # merged mappings bypass convert(): count them too (merge-key bombs)
                         for item in self._mapping(merged_node, depth + 1).entries:
                             merged.append(Entry(item.key, item.key_span, item.value, merged=True))
                 continue
             if isinstance(key_node, yaml.ScalarNode):
                 try:
                     key = self.loader.construct_object(key_node)
-                except yaml.YAMLError:
+                except (yaml.YAMLError, ValueError, OverflowError) as exc:
                     key = key_node.value
+                    self._problem(key_node, exc)
                 key = key if isinstance(key, str) else str(key)
             else:
                 key = key_node.value if isinstance(key_node.value, str) else "<complex key>"

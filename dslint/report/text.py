@@ -21,13 +21,14 @@ def render_diagnostic(diagnostic: Diagnostic, options: ReportOptions) -> list[st
     if options.show_source and source.text:
         text = source.line_text(line).replace("\t", " ")
         gutter = str(line)
-        if end_line == line:
-            width = max(1, end_column - column)
-        else:
-            width = max(1, len(text) - column + 1)
+        stop = max(column, end_column) - 1 if end_line == line else len(text)
+        shown, begin, prefix = _window(text, column - 1)
+        # The caret goes under the range in terminal cells: CJK characters take two.
+        pad = _cells(prefix) + _cells(text[begin : column - 1])
+        width = max(1, min(_cells(text[column - 1 : min(stop, begin + _LIMIT)]), 80))
         out.append(f"{' ' * len(gutter)} |")
-        out.append(f"{gutter} | {_clip(text)}")
-        out.append(f"{' ' * len(gutter)} | {' ' * (column - 1)}{_paint('^' * min(width, 80), _COLORS[diagnostic.severity], options)}")
+        out.append(f"{gutter} | {shown}")
+        out.append(f"{' ' * len(gutter)} | {' ' * pad}{_paint('^' * width, _COLORS[diagnostic.severity], options)}")
     for related in diagnostic.related:
         if related.span is not None:
             r_line, r_column = related.span.source.position(related.span.start)
@@ -41,8 +42,28 @@ def render_diagnostic(diagnostic: Diagnostic, options: ReportOptions) -> list[st
     return out
 
 
-def _clip(text: str, limit: int = 200) -> str:
-    return text if len(text) <= limit else text[:limit] + "…"
+_LIMIT = 200
+
+
+def _window(text: str, start: int) -> tuple[str, int, str]:
+    """The part of a long line (minified JSON) that holds ``start``: (shown, its first index, prefix)."""
+    if len(text) <= _LIMIT:
+        return text, 0, ""
+    begin = max(0, min(start - 40, len(text) - _LIMIT))
+    prefix = "…" if begin else ""
+    suffix = "…" if begin + _LIMIT < len(text) else ""
+    return prefix + text[begin : begin + _LIMIT] + suffix, begin, prefix
+
+
+def _cells(text: str) -> int:
+    """Terminal columns ``text`` takes: wide (CJK) characters two, combining marks none."""
+    if text.isascii():
+        return len(text)
+    import unicodedata
+
+    return sum(
+        0 if unicodedata.combining(char) else 2 if unicodedata.east_asian_width(char) in "WF" else 1 for char in text
+    )
 
 
 def summary_line(result, options: ReportOptions) -> str:

@@ -1,0 +1,1 @@
+"""ACME's house rules for dslint (a test fixture)."""
