@@ -80,6 +80,8 @@ class Finding:
     fix: Fix | None = None
     # Other fixes a person may choose from; only ``fix`` is ever applied automatically.
     alternatives: list[Fix] = field(default_factory=list)
+    # This finding's severity when it differs from the rule's default (a `severity` setting wins).
+    severity: Severity | None = None
 
 
 @dataclass

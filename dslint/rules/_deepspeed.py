@@ -1,0 +1,526 @@
+"""Shared knowledge for the DeepSpeed config rules (DS2xx): no rules live here.
+
+Everything is read from the shipped schema (``schemas/deepspeed.schema.json``, generated from
+DeepSpeed's own pydantic models) and ``schemas/deepspeed-versions.json``; nothing imports
+deepspeed. The coercion helpers mirror pydantic 2 *lax* mode, which is what DeepSpeed's
+``DeepSpeedConfigModel`` sections use (deepspeed/runtime/config_utils.py:105-113), so that
+``"3"`` and ``5e8`` are accepted where DeepSpeed accepts them and ``"5e8"`` and ``1.5`` are not.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from functools import lru_cache
+from typing import Any, Iterator
+
+from dslint.diagnostics import Edit
+from dslint.documents.model import Entry, Mapping, Node, Scalar, Sequence
+from dslint.schemas import data_path, load_schema
+from dslint.source import Span
+
+# Consumers that read the config through HF Trainer / accelerate's DeepSpeedPlugin
+# (transformers TrainingArguments builds the plugin; ms-swift and LLaMA-Factory use HF Trainer).
+HF_LIKE = ("hf", "accelerate", "swift", "llamafactory")
+# Consumers that read the file with strict `json` (HfDeepSpeedConfig, accelerate/utils/deepspeed.py:136-156).
+STRICT_JSON_CONSUMERS = HF_LIKE
+
+CONSUMER_LABEL = {
+    "hf": "HF Trainer",
+    "accelerate": "accelerate",
+    "swift": "ms-swift",
+    "llamafactory": "LLaMA-Factory",
+    "deepspeed": "the deepspeed launcher",
+    "megatron": "Megatron-DeepSpeed",
+}
+
+MISSING = object()  # "the key is absent"
+UNKNOWN = object()  # "the value is decided later (\"auto\") or cannot be judged"
+
+
+# ---- schema and versions -----------------------------------------------------------------
+
+
+def schema() -> dict:
+    return load_schema("deepspeed")
+
+
+@lru_cache(maxsize=None)
+def versions() -> dict:
+    path = data_path("deepspeed-versions.json")
+    if path is None:
+        return {"keys": {}}
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def resolve(node: dict | None) -> dict:
+    """Follow ``$ref`` and pick the object branch of ``anyOf``."""
+    root = schema()
+    seen = 0
+    while isinstance(node, dict) and "$ref" in node and seen < 16:
+        node = root["$defs"][node["$ref"].split("/")[-1]]
+        seen += 1
+    if isinstance(node, dict) and "anyOf" in node:
+        for branch in node["anyOf"]:
+            branch = resolve(branch)
+            if branch.get("type") == "object" or "properties" in branch:
+                return branch
+    return node or {}
+
+
+def section(path: tuple[str, ...]) -> dict | None:
+    """Schema of the object at ``path`` (``()`` is the top level), or None when unknown."""
+    node = schema()
+    for key in path:
+        props = resolve(node).get("properties", {})
+        if key not in props:
+            return None
+        node = props[key]
+    return resolve(node)
+
+
+def prop(path: tuple[str, ...]) -> dict | None:
+    """Schema of the value at ``path`` (unresolved: keeps anyOf/null branches)."""
+    if not path:
+        return schema()
+    parent = section(path[:-1])
+    if parent is None:
+        return None
+    return parent.get("properties", {}).get(path[-1])
+
+
+def is_strict(node: dict | None) -> bool:
+    return bool(node) and node.get("additionalProperties") is False
+
+
+def schema_version() -> tuple[int, ...]:
+    return parse_version(schema().get("x-dslint-deepspeed-version", "0"))
+
+
+def parse_version(text: Any) -> tuple[int, ...]:
+    parts = re.findall(r"\d+", str(text))[:3]
+    numbers = tuple(int(p) for p in parts)
+    return numbers + (0,) * (3 - len(numbers))
+
+
+def fmt_version(version: tuple[int, ...]) -> str:
+    return ".".join(str(v) for v in version)
+
+
+class Version:
+    """The DeepSpeed version rules judge against: the `deepspeed-version` setting, or the newest
+    version the shipped schema describes."""
+
+    def __init__(self, context):
+        setting = getattr(getattr(context, "settings", None), "deepspeed_version", None)
+        if setting is not None and setting.value:
+            self.value = parse_version(setting.value)
+            self.configured = True
+            self.origin = setting.origin
+        else:
+            self.value = schema_version()
+            self.configured = False
+            self.origin = "the newest version dslint knows"
+
+    @property
+    def label(self) -> str:
+        return f"DeepSpeed {fmt_version(self.value)}"
+
+    def at_least(self, version: str | None) -> bool:
+        return version is None or self.value >= parse_version(version)
+
+    def before(self, version: str | None) -> bool:
+        return version is not None and self.value < parse_version(version)
+
+
+def key_history(dotted: str) -> dict:
+    return versions().get("keys", {}).get(dotted, {})
+
+
+# ---- walking the config along the schema ---------------------------------------------------
+
+
+def known_keys(section: dict, version: Version, path: tuple) -> dict[str, dict]:
+    """Keys of ``section`` that exist in the configured version (removed ones included until removal)."""
+    out = {}
+    for key, spec in section.get("properties", {}).items():
+        history = key_history(dotted(path + (key,)))
+        if version.before(history.get("introduced")):
+            continue
+        out[key] = spec
+    return out
+
+
+def strict_in_version(path: tuple, section: dict, version: Version) -> bool | None:
+    """True/False: whether unknown keys raise in the configured version; None: not read at all."""
+    name = dotted(path)
+    history = key_history(name)
+    if name == "compile" and version.before("0.16.6"):
+        return None  # between 0.14.4 and 0.16.5 `compile` was not read; before, other fields
+    if version.before(history.get("introduced")):
+        return None
+    if is_strict(section):
+        return not version.before(history.get("strict_since"))
+    return False
+
+
+def sections(config: Mapping, version: Version):
+    """(path, mapping, schema, strict) for every mapping of the config the schema describes."""
+    stack = [((), config, schema())]
+    while stack:
+        path, mapping, node = stack.pop()
+        section = resolve(node)
+        strict = strict_in_version(path, section, version) if path else False
+        if strict is None:
+            continue
+        yield path, mapping, section, strict
+        props = section.get("properties", {})
+        for item in mapping.entries:
+            spec = props.get(item.key)
+            if spec is None or not isinstance(item.value, Mapping):
+                continue
+            child = resolve(spec)
+            if "properties" in child or child.get("additionalProperties") is False:
+                stack.append((path + (item.key,), item.value, spec))
+
+
+
+# ---- reading values the way DeepSpeed does ------------------------------------------------
+
+
+def dotted(path: tuple) -> str:
+    return ".".join(str(p) for p in path)
+
+
+def raw(node: Node | None) -> Any:
+    if node is None:
+        return MISSING
+    return node.to_python()
+
+
+def written_as_float(node: Node | None) -> bool:
+    """A whole number written with a decimal point or exponent (`100.0`, `1e3`).
+
+    hjson, which DeepSpeed uses to load a config path, reads these as ints; Python's json, which
+    HF Trainer and accelerate use, reads them as floats.
+    """
+    if not isinstance(node, Scalar) or isinstance(node.value, bool) or not isinstance(node.value, (int, float)):
+        return False
+    text = node.span.text.strip()
+    return any(c in text for c in ".eE") and not text.lower().startswith(("0x", "-0x"))
+
+
+def is_auto(node: Node | None) -> bool:
+    return isinstance(node, Scalar) and node.value == "auto"
+
+
+_INT_TEXT = re.compile(r"^[+-]?\d+(?:_\d+)*(?:\.0+)?$")
+_TRUE = {"1", "on", "t", "true", "y", "yes"}
+_FALSE = {"0", "off", "f", "false", "n", "no"}
+_I64 = 2**63
+
+
+class Invalid(Exception):
+    """A value pydantic's lax mode rejects; ``reason`` is a short explanation."""
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
+def lax_int(value: Any) -> int:
+    """pydantic 2 lax ``int``: bools, whole floats and whole decimal strings; not ``"5e8"``."""
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise Invalid("not a finite number")
+        if not value.is_integer():
+            raise Invalid("a number with a fractional part")
+        if abs(value) >= _I64:
+            raise Invalid("too large for an integer")
+        return int(value)
+    if isinstance(value, str):
+        text = value.strip()
+        if _INT_TEXT.match(text):
+            return int(text.replace("_", "").split(".")[0])
+        try:
+            as_float = float(text)
+        except ValueError:
+            raise Invalid("a string that is not an integer") from None
+        if math.isfinite(as_float) and as_float.is_integer():
+            raise Invalid("a string in exponent or decimal notation, which pydantic does not parse as an integer")
+        raise Invalid("a string with a fractional part")
+    raise Invalid(f"{describe(value)}, not an integer")
+
+
+def lax_float(value: Any) -> float:
+    if isinstance(value, bool):
+        return float(value)
+    if isinstance(value, (int, float)):
+        return float(value)
+    if isinstance(value, str):
+        try:
+            return float(value.strip())
+        except ValueError:
+            raise Invalid("a string that is not a number") from None
+    raise Invalid(f"{describe(value)}, not a number")
+
+
+def lax_bool(value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        if value in (0, 1):
+            return bool(value)
+        raise Invalid("a number other than 0 or 1")
+    if isinstance(value, str):
+        text = value.lower()  # pydantic does not strip whitespace here
+        if text in _TRUE:
+            return True
+        if text in _FALSE:
+            return False
+        raise Invalid("a string pydantic does not read as a boolean (true/false, yes/no, on/off, 1/0)")
+    raise Invalid(f"{describe(value)}, not a boolean")
+
+
+def describe(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "an object"
+    return type(value).__name__
+
+
+def show(node: Node, limit: int = 40) -> str:
+    text = " ".join(node.span.text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def pretty_number(value) -> str:
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e16:
+        value = int(value)
+    if isinstance(value, int) and abs(value) >= 10**6:
+        exponent = len(str(abs(value))) - 1
+        mantissa = value / 10**exponent
+        if mantissa == int(mantissa):
+            return f"{int(mantissa)}e{exponent}" if int(mantissa) != 1 else f"1e{exponent}"
+        return f"{value:,}"
+    return str(value)
+
+
+def human_bytes(count: float) -> str:
+    for unit in ("B", "KB", "MB", "GB", "TB", "PB"):
+        if abs(count) < 1000 or unit == "PB":
+            return f"{count:.0f} {unit}" if unit == "B" else f"{count:.1f} {unit}".replace(".0 ", " ")
+        count /= 1000
+    return f"{count:.1f} PB"
+
+
+def bytes16(elements: float) -> str:
+    """Memory of ``elements`` parameters in a 16-bit dtype (2 bytes each)."""
+    return human_bytes(elements * 2)
+
+
+# ---- what the config turns on ------------------------------------------------------------
+
+
+def zero_section(config: Mapping) -> Mapping | None:
+    node = config.get("zero_optimization")
+    return node if isinstance(node, Mapping) else None
+
+
+def zero_stage(config: Mapping) -> Any:
+    """The ZeRO stage DeepSpeed parses: an int 0-3, or UNKNOWN ("auto", invalid, templated).
+
+    Absent section or key: 0. Legacy boolean ``zero_optimization``: 1 or 0
+    (deepspeed/runtime/zero/config.py:60-75).
+    """
+    node = config.get("zero_optimization")
+    if node is None:
+        return 0
+    if isinstance(node, Scalar) and isinstance(node.value, bool):
+        return 1 if node.value else 0
+    if not isinstance(node, Mapping):
+        return UNKNOWN
+    stage = node.get("stage")
+    if stage is None:
+        return 0
+    if is_auto(stage):
+        return UNKNOWN
+    try:
+        value = lax_int(raw(stage))
+    except Invalid:
+        return UNKNOWN
+    return value if value in (0, 1, 2, 3) else UNKNOWN
+
+
+def strict_bool(mapping: Mapping | None, key: str, default: bool) -> Any:
+    """A boolean field of a pydantic section: True/False, or UNKNOWN for "auto"/invalid."""
+    if mapping is None:
+        return default
+    node = mapping.get(key)
+    if node is None:
+        return default
+    if is_auto(node):
+        return UNKNOWN
+    try:
+        return lax_bool(raw(node))
+    except Invalid:
+        return UNKNOWN
+
+
+def strict_number(mapping: Mapping | None, key: str, default: Any, kind=lax_float) -> Any:
+    if mapping is None:
+        return default
+    node = mapping.get(key)
+    if node is None:
+        return default
+    if is_auto(node):
+        return default  # DeepSpeed drops "auto" in pydantic sections: the default applies
+    try:
+        return kind(raw(node))
+    except Invalid:
+        return UNKNOWN
+
+
+def precision_section(config: Mapping, which: str) -> Mapping | None:
+    """``fp16`` or ``bf16`` (``bf16`` falls back to ``bfloat16`` when absent or null)."""
+    node = config.get(which)
+    if which == "bf16" and (node is None or (isinstance(node, Scalar) and node.value is None)):
+        node = config.get("bfloat16")
+    return node if isinstance(node, Mapping) else None
+
+
+def precision_enabled(config: Mapping, which: str) -> Any:
+    """True/False as DeepSpeed parses ``<which>.enabled``; UNKNOWN when "auto" (HF/accelerate decide)."""
+    section_node = precision_section(config, which)
+    if section_node is None:
+        return False
+    node = section_node.get("enabled")
+    if node is None:
+        return False
+    if is_auto(node):
+        return UNKNOWN
+    try:
+        return lax_bool(raw(node))
+    except Invalid:
+        return UNKNOWN
+
+
+def offload_device(config: Mapping, which: str) -> Any:
+    """``offload_optimizer``/``offload_param`` device: "none", "cpu", "nvme", or UNKNOWN."""
+    zero = zero_section(config)
+    if zero is None:
+        legacy = config.get("zero_optimization")
+        return "none" if legacy is None or isinstance(legacy, Scalar) else UNKNOWN
+    node = zero.get(which)
+    legacy_key = {"offload_optimizer": "cpu_offload", "offload_param": "cpu_offload_param"}[which]
+    if node is None or (isinstance(node, Scalar) and node.value is None) or is_auto(node):
+        old = zero.get(legacy_key)
+        if old is not None and not is_auto(old):
+            try:
+                return "cpu" if lax_bool(raw(old)) else "none"
+            except Invalid:
+                return UNKNOWN
+        return "none"
+    if not isinstance(node, Mapping):
+        return UNKNOWN
+    device = node.get("device")
+    if device is None:
+        return "none"
+    if is_auto(device):
+        return UNKNOWN
+    value = raw(device)
+    return value if value in ("none", "cpu", "nvme") else UNKNOWN
+
+
+def has_auto(node: Node) -> bool:
+    from dslint.documents.model import walk
+
+    return any(isinstance(n, Scalar) and n.value == "auto" for _, n in walk(node))
+
+
+def hf_like(use) -> bool:
+    return use.consumer in HF_LIKE
+
+
+def consumer_label(use) -> str:
+    return CONSUMER_LABEL.get(use.consumer, use.consumer or "")
+
+
+def entry_at(config: Mapping, path: tuple[str, ...]) -> Entry | None:
+    node: Node = config
+    found = None
+    for key in path:
+        if not isinstance(node, Mapping):
+            return None
+        found = node.entry(key)
+        if found is None:
+            return None
+        node = found.value
+    return found
+
+
+def node_at(config: Mapping, path: tuple[str, ...]) -> Node | None:
+    found = entry_at(config, path)
+    return found.value if found is not None else None
+
+
+def mappings(node: Node, path: tuple = ()) -> Iterator[tuple[tuple, Mapping]]:
+    """Every mapping under ``node`` with its key path (mappings inside lists are skipped)."""
+    if isinstance(node, Mapping):
+        yield path, node
+        for item in node.entries:
+            if not item.merged:
+                yield from mappings(item.value, path + (item.key,))
+
+
+def scalars(node: Node, path: tuple = ()) -> Iterator[tuple[tuple, Scalar]]:
+    if isinstance(node, Scalar):
+        yield path, node
+    elif isinstance(node, Mapping):
+        for item in node.entries:
+            yield from scalars(item.value, path + (item.key,))
+    elif isinstance(node, Sequence):
+        for index, item in enumerate(node.items):
+            yield from scalars(item, path + (index,))
+
+
+# ---- edits ----------------------------------------------------------------------------------
+
+
+def opening(node: Node) -> Span:
+    return Span(node.span.source, node.span.start, min(node.span.start + 1, node.span.end))
+
+
+def insert_json_entry(mapping: Mapping, key: str, value_text: str) -> Edit:
+    """Insert ``"key": value`` as the first entry of a JSON object, matching its layout."""
+    source = mapping.span.source
+    text = source.text
+    brace = mapping.span.start
+    if not mapping.entries:
+        return Edit(source, brace + 1, brace + 1, f'"{key}": {value_text}')
+    first = mapping.entries[0].key_span.start
+    between = text[brace + 1 : first]
+    if "\n" in between:
+        indent = between[between.rfind("\n") + 1 :]
+        if indent.strip():
+            indent = ""
+        return Edit(source, first, first, f'"{key}": {value_text},\n{indent}')
+    return Edit(source, first, first, f'"{key}": {value_text}, ')
+
+
+def json_text(value: Any) -> str:
+    return json.dumps(value)

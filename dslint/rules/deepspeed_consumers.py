@@ -1,0 +1,106 @@
+"""What HF Trainer, accelerate, ms-swift and LLaMA-Factory require of a DeepSpeed config (DS250-DS251).
+
+These rules need to know who reads the config (``DeepSpeedUse.consumer``, set by launch
+linking); for a config no launch reaches they report nothing.
+"""
+
+from __future__ import annotations
+
+import json
+
+from dslint.diagnostics import Finding, Fix
+from dslint.rule import rule
+from dslint.rules import _deepspeed as ds
+from dslint.source import Span
+
+
+@rule("DS250", "zero-section-required", severity="error", target="deepspeed", fixable=True)
+def zero_section_required(use, context):
+    """HF Trainer and accelerate refuse a DeepSpeed config without a `zero_optimization` section.
+
+    ## What it checks
+    DeepSpeed configs launched through HF Trainer, accelerate, ms-swift or LLaMA-Factory that
+    have no `zero_optimization` key. Configs no launch reaches are not reported (plain
+    DeepSpeed runs them with ZeRO off).
+
+    ## Why it matters
+    accelerate's `DeepSpeedPlugin.__post_init__` raises
+    `ValueError: Please specify the ZeRO optimization config in the DeepSpeed config.`
+    (accelerate/utils/dataclasses.py:1276-1277); HF Trainer builds that plugin in
+    `TrainingArguments.__post_init__` (transformers training_args.py:1704-1721), so the run fails
+    before the model loads (zjunlp/KnowLM#87).
+
+    ## Example
+    ```json
+    {"train_micro_batch_size_per_gpu": "auto", "bf16": {"enabled": "auto"}}
+    ```
+    Use instead:
+    ```json
+    {"train_micro_batch_size_per_gpu": "auto", "bf16": {"enabled": "auto"}, "zero_optimization": {"stage": 0}}
+    ```
+
+    ## Fix safety
+    Adding `"zero_optimization": {"stage": 0}` is safe: it states DeepSpeed's own default
+    (ZeRO off), which is what the config already meant.
+    """
+    if not ds.hf_like(use) or "zero_optimization" in use.config:
+        return
+    yield Finding(
+        ds.opening(use.config),
+        f"no zero_optimization section: {ds.consumer_label(use)} goes through accelerate's DeepSpeedPlugin, which raises "
+        "'Please specify the ZeRO optimization config in the DeepSpeed config.'",
+        fix=Fix.safe('Add "zero_optimization": {"stage": 0} (DeepSpeed\'s default: ZeRO off)', ds.insert_json_entry(use.config, "zero_optimization", '{"stage": 0}')),
+    )
+
+
+@rule("DS251", "hjson-syntax-for-json-reader", severity="error", target="deepspeed")
+def hjson_syntax_for_json_reader(use, context):
+    """hjson-only syntax (comments, trailing commas, quoteless values) in a config HF, accelerate or ms-swift read with `json`.
+
+    ## What it checks
+    DeepSpeed configs launched through HF Trainer, accelerate, ms-swift or LLaMA-Factory that
+    DeepSpeed's hjson loader accepts but strict JSON does not: `//` or `#` comments, trailing
+    commas, unquoted keys or values. The finding points where `json` stops reading. Configs no
+    launch reaches, or that only the deepspeed launcher reads, are not reported: DeepSpeed
+    itself reads hjson.
+
+    ## Why it matters
+    `HfDeepSpeedConfig` loads a config path with `json.load` (accelerate/utils/deepspeed.py:136-156),
+    so the first comment raises `json.decoder.JSONDecodeError` at `TrainingArguments` time.
+
+    ## Example
+    ```json
+    {
+      "zero_optimization": {"stage": 2},  // ZeRO-2
+      "bf16": {"enabled": "auto"},
+    }
+    ```
+    Use instead:
+    ```json
+    {
+      "zero_optimization": {"stage": 2},
+      "bf16": {"enabled": "auto"}
+    }
+    ```
+
+    ## Fix safety
+    No fix: removing comments loses information the author wrote on purpose.
+    """
+    if use.consumer not in ds.STRICT_JSON_CONSUMERS or use.document.strict_json:
+        return
+    source = use.document.source
+    text = source.text
+    try:
+        json.loads(text)
+        return
+    except json.JSONDecodeError as exc:
+        offset = min(exc.pos, len(text))
+        reason = exc.msg
+    except ValueError as exc:
+        offset, reason = 0, str(exc)
+    span = Span(source, offset, min(offset + 1, len(text)))
+    yield Finding(
+        span,
+        f"{ds.consumer_label(use)} reads this config with Python's json module, which stops here ({reason}): "
+        "comments, trailing commas and unquoted text are hjson, which only DeepSpeed's own loader accepts",
+    )
