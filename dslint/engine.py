@@ -1,13 +1,17 @@
 """The engine: files → documents → targets → rules → diagnostics.
 
 Rules never see selection, suppression, severity overrides, ordering or output; all of that
-happens here, in one place, after they have yielded their findings.
+happens here, in one place, after they have yielded their findings. Rules of the target
+``suppressions`` (DS004) run last: they get each file's suppression comments with what became
+of every code in them (used, unused, unknown, or not judged because its rule did not run).
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import re
+import stat
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,10 +20,10 @@ from dslint.config import Settings
 from dslint.diagnostics import Diagnostic, Finding, Severity
 from dslint.discovery import Candidate, discover, matches
 from dslint.documents import Skipped, read_document
-from dslint.documents.model import DEEPSPEED, Document, ParseProblem
+from dslint.documents.model import DEEPSPEED, SCRIPT, TRAINING_JSON, TRAINING_YAML, Document, ParseProblem
 from dslint.rule import Context, PluginError, Rule, load_rules
 from dslint.source import MAX_FILE_BYTES, SourceFile, Span
-from dslint.targets import DeepSpeedUse
+from dslint.targets import UNJUDGED, UNKNOWN, UNUSED, USED, DeepSpeedUse, FileSuppressions, SuppressedCode, SuppressionComment
 
 UNREADABLE = "unreadable"  # document kind for files that could not be read at all
 
@@ -39,6 +43,7 @@ class RunResult:
     plugin_errors: list[PluginError] = field(default_factory=list)
     files: int = 0
     rules: list[Rule] = field(default_factory=list)  # the rules that were run (selected), in code order
+    plans: list = field(default_factory=list)  # launch plans (dslint.launch.plan.LaunchPlan)
 
 
 # ---- rule selection ------------------------------------------------------------------
@@ -83,12 +88,18 @@ def settings_problems(settings: Settings, rules: list[Rule]) -> list[str]:
 # ---- suppression comments --------------------------------------------------------------
 
 _SUPPRESS = re.compile(r"(?:#|//)\s*dslint:\s*(disable-file|disable)\s*=\s*([A-Za-z0-9_\-]+(?:\s*,\s*[A-Za-z0-9_\-]+)*)")
+_CODE_TOKEN = re.compile(r"[A-Za-z0-9_\-]+")
 
 
 @dataclass
 class Suppressions:
+    """The suppression comments of one file; ``covers`` says which of their codes match a finding."""
+
     by_line: dict[int, set[str]] = field(default_factory=dict)
     whole_file: set[str] = field(default_factory=set)
+    comments: list[SuppressionComment] = field(default_factory=list)
+    _line_comments: dict[int, list[SuppressionComment]] = field(default_factory=dict, repr=False)
+    _file_comments: list[SuppressionComment] = field(default_factory=list, repr=False)
 
     @classmethod
     def scan(cls, source: SourceFile) -> "Suppressions":
@@ -97,20 +108,33 @@ class Suppressions:
         if "dslint:" not in text:
             return found
         for match in _SUPPRESS.finditer(text):
-            codes = {c.strip() for c in match.group(2).split(",") if c.strip()}
+            base = match.start(2)
+            codes = [SuppressedCode(m.group(0), Span(source, base + m.start(), base + m.end())) for m in _CODE_TOKEN.finditer(match.group(2))]
+            names = {c.text for c in codes}
+            comment = SuppressionComment(Span(source, match.start(), match.end()), Span(source, match.start(2), match.end(2)), codes)
+            found.comments.append(comment)
             if match.group(1) == "disable-file":
-                found.whole_file |= codes
+                comment.whole_file = True
+                found.whole_file |= names
+                found._file_comments.append(comment)
                 continue
             line, _ = source.position(match.start())
-            found.by_line.setdefault(line, set()).update(codes)
+            lines = [line]
             before = text[source.line_start(line) : match.start()]
             if not before.strip():  # a comment on its own line covers the next line
-                found.by_line.setdefault(line + 1, set()).update(codes)
+                lines.append(line + 1)
+            comment.lines = tuple(lines)
+            for covered in lines:
+                found.by_line.setdefault(covered, set()).update(names)
+                found._line_comments.setdefault(covered, []).append(comment)
         return found
 
-    def covers(self, diagnostic: Diagnostic, line: int) -> bool:
-        codes = self.whole_file | self.by_line.get(line, set())
-        return bool(codes) and any(c.lower() == "all" or c.upper() == diagnostic.code or c == diagnostic.name for c in codes)
+    def covers(self, diagnostic: Diagnostic, line: int) -> list[tuple[SuppressionComment, SuppressedCode]]:
+        """The (comment, code) entries that suppress ``diagnostic`` on ``line``; empty if none does."""
+        matched = []
+        for comment in (*self._file_comments, *self._line_comments.get(line, ())):
+            matched.extend((comment, code) for code in comment.codes if code.matches(diagnostic.code, diagnostic.name))
+        return matched
 
 
 # ---- the run -----------------------------------------------------------------------------
@@ -151,14 +175,19 @@ class Engine:
     def _load(self, candidate: Candidate, result: RunResult) -> Document | None:
         path = candidate.path
         try:
-            size = os.stat(path).st_size
+            info = os.stat(path)
+            if not stat.S_ISREG(info.st_mode):
+                # A FIFO, socket or device (or a link to one): reading it could block forever.
+                result.skipped.append((candidate.display, "not a regular file"))
+                return None
+            size = info.st_size
             if size > MAX_FILE_BYTES:
                 return _unreadable(candidate.display, f"file is {size / 1e6:.1f} MB; dslint reads files up to {MAX_FILE_BYTES // 1_000_000} MB")
             with open(path, "rb") as handle:
                 data = handle.read(MAX_FILE_BYTES + 1)
         except OSError as exc:
             reason = exc.strerror or str(exc)
-            if getattr(exc, "errno", None) == 40:  # ELOOP
+            if getattr(exc, "errno", None) == errno.ELOOP:
                 reason = "symbolic link loop"
             if not candidate.explicit and not os.path.exists(path):
                 result.skipped.append((candidate.display, f"cannot read: {reason}"))
@@ -181,46 +210,147 @@ class Engine:
 
     def lint_documents(self, documents: list[Document], result: RunResult | None = None) -> RunResult:
         result = result or RunResult(plugin_errors=list(self.plugin_errors))
+        plans, linked = self.link(documents, result)
+        documents = documents + linked
         result.documents = documents
         result.files = len(documents)
         result.rules = list(self.rules)
-        targets = {"document": documents, "deepspeed": self.deepspeed_uses(documents)}
+        result.plans = plans
+        targets = {"document": documents, "deepspeed": self.deepspeed_uses(documents, plans), "launch": plans}
         raw: list[Diagnostic] = []
+        failed: set[tuple[str, int]] = set()  # (rule code, id(source)) of rules that raised on a file
         for found in self.rules:
+            if found.target == "suppressions":
+                continue  # judged after filtering, below
             for target in targets.get(found.target, ()):
                 if found.kinds and getattr(target, "kind", None) not in found.kinds:
                     continue
+                errors = len(result.internal_errors)
                 raw.extend(self._run_rule(found, target, result))
-        result.diagnostics = self._filter(raw, documents)
+                if len(result.internal_errors) > errors:  # None: a target of no single file (a launch plan)
+                    source = getattr(getattr(target, "document", target), "source", None)
+                    failed.add((found.code, id(source) if source is not None else None))
+        scans: dict[int, Suppressions] = {}
+        result.diagnostics = self._filter(raw, documents, scans)
+        judges = [r for r in self.rules if r.target == "suppressions"]
+        if judges:
+            result.diagnostics = sorted(result.diagnostics + self._judge_suppressions(judges, documents, scans, failed, result), key=Diagnostic.sort_key)
         return result
 
-    def deepspeed_uses(self, documents: list[Document]) -> list[DeepSpeedUse]:
+    def _judge_suppressions(self, judges: list[Rule], documents: list[Document], scans: dict[int, "Suppressions"], failed: set, result: RunResult) -> list[Diagnostic]:
+        """Run the ``suppressions`` rules on each file's comments, now that their use is known.
+
+        Their findings pass the same per-file-ignores and suppression comments as any other,
+        except that a comment does not hide a finding about itself unless it names the rule.
+        """
+        selected = {r.code for r in self.rules if r.target != "suppressions"}
+        everything_ran = selected == {r.code for r in self.all_rules if r.target != "suppressions"}
+        out: list[Diagnostic] = []
+        for document in documents:
+            scan = scans.get(id(document.source)) or Suppressions.scan(document.source)
+            if not scan.comments:
+                continue
+            file_failed = {code for code, source in failed if source in (id(document.source), None)}
+            for comment in scan.comments:
+                for code in comment.codes:
+                    code.status = self._suppression_status(code, selected - file_failed, everything_ran and not file_failed)
+            target = FileSuppressions(document, list(scan.comments))
+            for found in judges:
+                if found.kinds and document.kind not in found.kinds:
+                    continue
+                for diagnostic in self._run_rule(found, target, result):
+                    line, _ = document.source.position(diagnostic.span.start)
+                    start = diagnostic.span.start
+                    hiding = [c for c, code in scan.covers(diagnostic, line) if not c.span.start <= start < c.span.end or code.text.lower() != "all"]
+                    if hiding or self._ignored_for_file(diagnostic, document.source):
+                        continue
+                    out.append(diagnostic)
+        return out
+
+    def _suppression_status(self, code: SuppressedCode, ran: set[str], everything_ran: bool) -> str:
+        if code.suppressed:
+            return USED
+        if code.text.lower() == "all":
+            return UNUSED if everything_ran else UNJUDGED
+        named = [r for r in self.all_rules if code.text.upper() == r.code or code.text == r.name]
+        if not named:
+            return UNKNOWN
+        return UNUSED if all(r.code in ran for r in named) else UNJUDGED
+
+    def link(self, documents: list[Document], result: RunResult) -> tuple[list, list[Document]]:
+        """Launch plans for the scripts and training configs, and the files they name."""
+        if not any(doc.kind in (SCRIPT, TRAINING_YAML, TRAINING_JSON) for doc in documents):
+            return [], []
+        from dslint.launch.link import Linker
+
+        linker = Linker(documents)
+        try:
+            plans = linker.plans()
+        except Exception as exc:  # linking must not lose the single-file findings
+            result.internal_errors.append(InternalError("linking launches", _summary(exc)))
+            return [], []
+        return plans, [doc for doc in linker.loaded if not doc.source.path.startswith("<")]
+
+    def deepspeed_uses(self, documents: list[Document], plans: list | None = None) -> list[DeepSpeedUse]:
+        """One use per launch that reaches a DeepSpeed config; standalone configs get one too."""
         uses = []
+        reached: set[int] = set()
+        for plan in plans or ():
+            reference = plan.deepspeed
+            if reference is None or reference.document is None or reference.document.mapping is None:
+                continue
+            from dslint.launch.link import deepspeed_world
+
+            doc = reference.document
+            reached.add(id(doc))
+            uses.append(
+                DeepSpeedUse(
+                    document=doc,
+                    config=doc.mapping,
+                    world_size=deepspeed_world(plan, doc.mapping),
+                    consumer=plan.consumer,
+                    launch=plan,
+                    reference=reference.span,
+                )
+            )
         for doc in documents:
-            if doc.kind == DEEPSPEED and doc.mapping is not None:
+            if doc.kind == DEEPSPEED and doc.mapping is not None and id(doc) not in reached:
                 uses.append(DeepSpeedUse(document=doc, config=doc.mapping, world_size=self.settings.world_size))
         return uses
 
     def _run_rule(self, found: Rule, target, result: RunResult) -> list[Diagnostic]:
-        severity = self._severity(found)
+        configured = self._configured_severity(found)
         out = []
         try:
             for finding in found.run(target, self.context):
-                out.append(_diagnostic(found, severity, finding))
+                finding = _onto_real_file(finding, target)
+                if finding is None:
+                    continue
+                # A `severity` setting wins; otherwise a finding may carry its own (e.g. an error
+                # when the consumer is known, a warning for a standalone file).
+                out.append(_diagnostic(found, configured or finding.severity or found.severity, finding))
         except Exception as exc:
             where = getattr(getattr(target, "document", target), "path", "?")
             result.internal_errors.append(InternalError(f"{found.code} {found.name} on {where}", _summary(exc)))
         return out
 
     def _severity(self, found: Rule) -> Severity:
+        return self._configured_severity(found) or found.severity
+
+    def _configured_severity(self, found: Rule) -> Severity | None:
         for key, level in self.settings.severity.items():
             if key.upper() == found.code or key == found.name:
                 return level
-        return found.severity
+        return None
 
-    def _filter(self, raw: list[Diagnostic], documents: list[Document]) -> list[Diagnostic]:
+    def _filter(self, raw: list[Diagnostic], documents: list[Document], suppressions: dict[int, Suppressions] | None = None) -> list[Diagnostic]:
+        """Drop suppressed and per-file-ignored findings, deduplicate, order.
+
+        ``suppressions`` (id(source) → scanned comments) is filled in, each code counting the
+        findings it suppressed, for the ``suppressions`` rules that judge the comments.
+        """
         sources = {id(doc.source): doc.source for doc in documents}
-        suppressions: dict[int, Suppressions] = {}
+        suppressions = {} if suppressions is None else suppressions
         kept: dict[tuple, Diagnostic] = {}
         for diagnostic in raw:
             source = diagnostic.span.source
@@ -228,7 +358,10 @@ class Engine:
             if key not in suppressions:
                 suppressions[key] = Suppressions.scan(source)
             line, _ = source.position(diagnostic.span.start)
-            if suppressions[key].covers(diagnostic, line):
+            matched = suppressions[key].covers(diagnostic, line)
+            if matched:
+                for _, code in matched:
+                    code.suppressed += 1
                 continue
             if self._ignored_for_file(diagnostic, source):
                 continue
@@ -245,6 +378,23 @@ class Engine:
             if matches([glob], relative) and any(c.upper() == "ALL" or c == diagnostic.name or diagnostic.code.startswith(c.upper()) for c in codes):
                 return True
         return False
+
+
+def _onto_real_file(finding: Finding, target) -> Finding | None:
+    """Findings inside a preset or inline JSON are reported where the launch names it."""
+    if not finding.span.source.path.startswith("<"):
+        return finding
+    reference = getattr(target, "reference", None)
+    if reference is None:
+        return None
+    name = finding.span.source.path.strip("<>")
+    return Finding(
+        span=reference,
+        message=f"in {name}: {finding.message}",
+        related=[r for r in finding.related if r.span is None or not r.span.source.path.startswith("<")],
+        fix=None,
+        severity=getattr(finding, "severity", None),
+    )
 
 
 def _relative(path: str, root: Path) -> str:

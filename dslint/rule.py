@@ -8,6 +8,11 @@ Targets:
   document    every parsed file (``Document``); ``kinds`` narrows it to some file kinds
   deepspeed   every use of a DeepSpeed config (``DeepSpeedUse``): the file, the world size
               and the consumer it is launched with, when known
+  launch      every launch plan (``dslint.launch.plan.LaunchPlan``): one per launch command
+              in a script, and one per training config no script launches
+  suppressions  every file's ``# dslint: disable=...`` comments (``FileSuppressions``), after
+              all other rules ran and were filtered, each code marked used, unused, unknown
+              or unjudged (its rule did not run)
 
 Plugins expose a module through the ``dslint.rules`` entry-point group; every ``Rule`` object
 defined at the module's top level is registered.
@@ -22,7 +27,7 @@ from typing import Any, Callable, Iterable, Iterator
 
 from dslint.diagnostics import Finding, Severity
 
-TARGETS = ("document", "deepspeed")
+TARGETS = ("document", "deepspeed", "launch", "suppressions")
 ENTRY_POINT_GROUP = "dslint.rules"
 
 _CODE = re.compile(r"^[A-Z]{1,5}[0-9]{2,4}$")

@@ -424,7 +424,7 @@ def test_every_trap_at_its_line_and_column():
         ("blank-line-after-continuation", 4, 1),
         ("comment-in-continuation", 7, 1),
         ("space-after-backslash", 9, 22),
-        ("env-after-command", 11, 1),
+        ("env-not-exported", 11, 1),
         ("env-after-command", 13, 40),
         ("trailing-backslash-at-eof", 15, 29),
     ]
@@ -459,13 +459,13 @@ def test_blank_line_trap_explains_what_follows():
 
 def test_env_after_command_for_unexported_assignment_lines():
     s = parse("CUDA_VISIBLE_DEVICES=0,1\n# comment\nNPROC_PER_NODE=2\n\nswift sft --model m\n")
-    assert traps(s) == [("env-after-command", 1, 1), ("env-after-command", 3, 1)]
+    assert traps(s) == [("env-not-exported", 1, 1), ("env-not-exported", 3, 1)]
 
 
 def test_missing_backslash_after_a_prefix_block_is_reported_once():
     s = parse("CUDA_VISIBLE_DEVICES=0 \\\nMASTER_PORT=29501 \\\nNPROC_PER_NODE=2\nswift sft --model m\n")
     (trap,) = s.continuation_traps
-    assert (trap.code_name, *pos(trap.span)) == ("env-after-command", 3, 1)
+    assert (trap.code_name, *pos(trap.span)) == ("env-not-exported", 3, 1)
     assert "`CUDA_VISIBLE_DEVICES`, `MASTER_PORT`, `NPROC_PER_NODE`" in trap.message
     assert command(s, "swift").environment == {}
 
@@ -485,7 +485,7 @@ def test_missing_backslash_after_a_prefix_block_is_reported_once():
     ],
 )
 def test_no_env_after_command(script):
-    assert [t for t in parse(script).continuation_traps if t.code_name == "env-after-command"] == []
+    assert [t for t in parse(script).continuation_traps if t.code_name in ("env-after-command", "env-not-exported")] == []
 
 
 def test_crlf_file_is_read_with_one_trap():

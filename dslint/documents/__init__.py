@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 from dslint.documents.classify import (
+    JSON_SUFFIXES,
     classify_json,
     classify_script,
     classify_unparsable_json,
     classify_yaml,
     looks_like_script,
     suffix_kind,
+    training_flavor,
 )
-from dslint.documents.model import DEEPSPEED, SCRIPT, Document, ParseProblem
+from dslint.documents.model import ACCELERATE, DEEPSPEED, SCRIPT, TRAINING_JSON, TRAINING_YAML, Document, ParseProblem
 from dslint.source import DecodeError, SourceFile, Span
 
 
@@ -18,20 +20,60 @@ class Skipped(Exception):
     """A file dslint does not lint, with the reason."""
 
 
-def read_document(path: str, data: bytes) -> Document:
-    """Parse ``data`` (the bytes of ``path``) into a Document, or raise Skipped."""
+def read_document(path: str, data: bytes, expect: str | None = None) -> Document:
+    """Parse ``data`` (the bytes of ``path``) into a Document, or raise Skipped.
+
+    ``expect`` is the kind a launch says the file is (a `--deepspeed` argument names a
+    DeepSpeed config whatever its keys look like); it wins over classification by content.
+    """
     kind = suffix_kind(path)
+    if kind is None and expect is not None:
+        kind = "json" if expect == DEEPSPEED else "yaml"
     try:
         source = SourceFile.from_bytes(path, data)
     except DecodeError as exc:
         return _undecodable(path, data, kind, exc)
+    if kind in ("json", "yaml") and not source.text.strip():
+        raise Skipped("empty file")
     if kind == "json":
-        return _read_json(source)
+        return _expected(_read_json, source, expect)
     if kind == "yaml":
-        return _read_yaml(source)
+        return _expected(_read_yaml, source, expect)
     if kind == "script" or looks_like_script(source.text):
         return _read_script(source)
     raise Skipped("not a JSON, YAML or shell file")
+
+
+def _expected(read, source: SourceFile, expect: str | None) -> Document:
+    try:
+        document = read(source)
+    except Skipped:
+        if expect is None:
+            raise
+        document = None
+    if expect is None or (document is not None and document.kind == expect):
+        return document
+    if expect == DEEPSPEED and source.path.lower().endswith(JSON_SUFFIXES):
+        from dslint.documents.json_doc import parse_json
+
+        root, problems, strict = parse_json(source)
+        return Document(source=source, kind=DEEPSPEED, root=root, problems=problems, strict_json=strict)
+    if expect in (TRAINING_YAML, ACCELERATE):
+        if document is not None and document.kind in (TRAINING_YAML, TRAINING_JSON, ACCELERATE):
+            return document
+        if source.path.lower().endswith(JSON_SUFFIXES):
+            from dslint.documents.json_doc import parse_json
+
+            root, problems, _ = parse_json(source)
+            return Document(source=source, kind=TRAINING_JSON, root=root, problems=problems)
+        from dslint.documents.yaml_doc import parse_yaml
+
+        root, problems = parse_yaml(source)
+        flavor = training_flavor(set(root.keys())) if expect == TRAINING_YAML and hasattr(root, "keys") else "accelerate"
+        return Document(source=source, kind=expect, root=root, problems=problems, flavor=flavor)
+    if document is None:
+        raise Skipped("not the kind of file the launch says it is")
+    return document
 
 
 def _read_json(source: SourceFile) -> Document:
@@ -66,7 +108,10 @@ def _read_yaml(source: SourceFile) -> Document:
 def _read_script(source: SourceFile) -> Document:
     if classify_script(source.path, source.text) is None:
         raise Skipped("not a shell script")
-    return Document(source=source, kind=SCRIPT, root=None)
+    from dslint.documents.shell import parse_script
+
+    script = parse_script(source)
+    return Document(source=source, kind=SCRIPT, root=None, problems=list(script.problems), script=script)
 
 
 def _mentions_training_keys(text: str) -> bool:
@@ -85,4 +130,11 @@ def _undecodable(path: str, data: bytes, kind: str | None, exc: DecodeError) -> 
         offset = source.offset(exc.line, exc.column)
         problem = ParseProblem(Span(source, offset, min(offset + 1, len(text))), f"cannot be read as text: {exc.message}")
         return Document(source=source, kind=DEEPSPEED, root=None, problems=[problem], strict_json=False)
+    if kind == "yaml" and _mentions_training_keys(text):
+        from dslint.documents.model import TRAINING_YAML
+
+        source = SourceFile(path=path, text=text)
+        offset = source.offset(exc.line, exc.column)
+        problem = ParseProblem(Span(source, offset, min(offset + 1, len(text))), f"cannot be read as text: {exc.message}")
+        return Document(source=source, kind=TRAINING_YAML, root=None, problems=[problem])
     raise Skipped(f"cannot be read as text: {exc.message}")

@@ -113,6 +113,8 @@ class Document:
     flavor: str | None = None
     # True when the text parses as strict JSON (HF and accelerate read DeepSpeed files with json).
     strict_json: bool = True
+    # For launch scripts: the statically read script (dslint.documents.shell.Script).
+    script: Any = None
 
     @property
     def path(self) -> str:

@@ -3144,7 +3144,7 @@ def _env_after_command(script: Script, walker: _Walker) -> None:
         hint = " (the line ends without the `\\` that would continue it into the command)" if continued else ""
         traps.append(
             Trap(
-                "env-after-command",
+                "env-not-exported",
                 Span(source, missed[-1].span.start, missed[-1].span.end) if continued else missed[0].span,
                 f"{names} {verb} here, not exported{hint}, so `{base}` on line {cmd_line} does not get "
                 f"{'it' if len(missed) == 1 else 'them'} in its environment (unless the caller already exported "

@@ -8,7 +8,7 @@ from dslint.edits import remove_json_entry
 from dslint.rule import rule
 
 
-@rule("DS001", "syntax-error", severity="error", kinds=("deepspeed-json", "training-yaml", "training-json", "accelerate-yaml"))
+@rule("DS001", "syntax-error", severity="error", kinds=("deepspeed-json", "training-yaml", "training-json", "accelerate-yaml", "launch-script"))
 def syntax_error(document, context):
     """The file does not parse the way its consumer parses it.
 
@@ -17,7 +17,9 @@ def syntax_error(document, context):
     (`hjson.load(..., object_pairs_hook=dict_raise_error_on_duplicate_keys)`,
     deepspeed/runtime/config.py:444). Training and accelerate YAML are read with PyYAML's
     `safe_load` (YAML 1.1), as ms-swift, transformers' HfArgumentParser, LLaMA-Factory and
-    accelerate do. The error is reported where the parser stopped.
+    accelerate do. Launch scripts are read with tree-sitter-bash and checked for what bash
+    itself rejects (`bash -n`): unterminated quotes, a missing `fi` or `done`, unquoted
+    `<placeholder>` values. The error is reported where the parser stopped.
 
     ## Why it matters
     A config that does not parse fails the launch only after the job waited in the queue and

@@ -1,0 +1,101 @@
+"""Launch plans: one per launch command (or per training YAML no script launches).
+
+A plan says who runs the job (launcher), who reads the DeepSpeed config (consumer), how many
+processes there are and where that number came from, which DeepSpeed config and training
+arguments apply, and in which precedence. Every value is ``Sourced``: it carries the text
+that explains it and, when it was written in a file, the range it was written at.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from dslint.documents.model import Document, Mapping
+from dslint.source import Span
+
+# Who reads the DeepSpeed config.
+HF_LIKE = ("hf", "swift", "llamafactory")  # through transformers' Trainer: it fills and checks "auto"
+FILLS_AUTO = HF_LIKE + ("accelerate",)
+
+
+@dataclass(frozen=True)
+class Sourced:
+    """A value and where it came from."""
+
+    value: Any
+    origin: str
+    span: Span | None = None
+    default: bool = False  # the consumer's default applied; nobody wrote it
+
+
+@dataclass(eq=False)
+class Arg:
+    """A training argument as the consumer will see it (flag, YAML key or key=value override)."""
+
+    name: str
+    value: Any  # str for command-line flags, the YAML value for YAML keys; True for bare flags
+    span: Span | None
+    origin: str
+    name_span: Span | None = None
+    assumed: str | None = None  # the raw text whose default was assumed (``$NUM_GPUS``)
+
+
+@dataclass(eq=False)
+class Reference:
+    """A file a launch names: resolved to a document, a preset, or nothing."""
+
+    role: str  # "deepspeed", "training-config", "accelerate-config", "hostfile"
+    raw: str | None  # the text as written (None when not statically known)
+    span: Span
+    document: Document | None = None
+    preset: str | None = None  # an ms-swift preset name
+    inline: bool = False  # a JSON string given in place of a path
+    tried: list[str] = field(default_factory=list)  # paths looked at, for missing-reference
+
+    @property
+    def resolved(self) -> bool:
+        return self.document is not None or self.preset is not None
+
+    @property
+    def config(self) -> Mapping | None:
+        return self.document.mapping if self.document is not None else None
+
+
+@dataclass(eq=False)
+class LaunchPlan:
+    origin: Document  # the script or YAML that describes the launch
+    span: Span  # the launch command, or the YAML's first line
+    launcher: str  # deepspeed | torchrun | accelerate | swift | megatron | llamafactory | python | yaml
+    consumer: str | None  # deepspeed | hf | accelerate | swift | llamafactory | megatron
+    entry: str | None = None  # e.g. "swift sft"
+    command: Any = None  # the LaunchCommand (scripts only)
+    nodes: Sourced | None = None
+    procs_per_node: Sourced | None = None
+    world_size: Sourced | None = None  # all processes
+    data_parallel: Sourced | None = None  # the world size DeepSpeed's batch arithmetic uses
+    distributed: bool | None = None  # started by a distributed launcher (None: cannot tell)
+    visible_devices: Sourced | None = None  # list[str] of device ids
+    env: dict[str, Any] = field(default_factory=dict)  # shell Values the launcher sees
+    deepspeed: Reference | None = None
+    training_config: Reference | None = None
+    accelerate_config: Reference | None = None
+    args: dict[str, Arg] = field(default_factory=dict)
+    launcher_args: dict[str, Arg] = field(default_factory=dict)
+    references: list[Reference] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # assumptions a rule may repeat
+
+    def arg(self, *names: str) -> Arg | None:
+        for name in names:
+            if name in self.args:
+                return self.args[name]
+        return None
+
+    @property
+    def fills_auto(self) -> bool:
+        return self.consumer in FILLS_AUTO
+
+    def describe(self) -> str:
+        where = self.origin.path
+        line = self.span.source.position(self.span.start)[0]
+        return f"{self.entry or self.launcher} launch at {where}:{line}"

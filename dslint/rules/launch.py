@@ -1,0 +1,693 @@
+"""Rules that need the whole launch: the script, its environment, and the files it names."""
+
+from __future__ import annotations
+
+import math
+
+from dslint.diagnostics import Finding, Fix, Related, Severity
+from dslint.documents.model import Mapping, Scalar, Sequence
+from dslint.edits import replace_value
+from dslint.launch.plan import HF_LIKE
+from dslint.launch.presets import SWIFT_PRESETS
+from dslint.rule import rule
+
+# transformers TrainingArguments defaults (transformers/training_args.py, 5.23) for the fields
+# HfTrainerDeepSpeedConfig.trainer_config_process compares; ms-swift's own where they differ
+# (ms-swift swift/trainers/arguments.py:129-131). LLaMA-Factory uses transformers' defaults.
+HF_DEFAULTS = {
+    "per_device_train_batch_size": 8,
+    "gradient_accumulation_steps": 1,
+    "learning_rate": 5e-5,
+    "weight_decay": 0.0,
+    "adam_beta1": 0.9,
+    "adam_beta2": 0.999,
+    "adam_epsilon": 1e-8,
+    "max_grad_norm": 1.0,
+    "fp16": False,
+    "bf16": False,
+}
+SWIFT_DEFAULTS = {"per_device_train_batch_size": 1, "max_grad_norm": 1.0, "adam_beta1": 0.9, "adam_beta2": 0.999, "adam_epsilon": 1e-8}
+INT_ARGS = ("per_device_train_batch_size", "gradient_accumulation_steps")
+FLOAT_ARGS = ("learning_rate", "weight_decay", "adam_beta1", "adam_beta2", "adam_epsilon", "max_grad_norm")
+BOOL_ARGS = ("fp16", "bf16", "fp16_full_eval", "bf16_full_eval", "auto_find_batch_size")
+
+
+def _parsed(name: str, value):
+    """A training argument as HfArgumentParser turns it into a dataclass field."""
+    if value is None:
+        return None
+    if name in BOOL_ARGS:
+        if value is True or value is False:
+            return value
+        text = str(value).strip().lower()
+        if text in ("yes", "true", "t", "y", "1"):
+            return True
+        if text in ("no", "false", "f", "n", "0"):
+            return False
+        return None
+    try:
+        if name in INT_ARGS:
+            return int(value) if not isinstance(value, bool) else None
+        if name in FLOAT_ARGS:
+            return float(value) if not isinstance(value, bool) else None
+    except (TypeError, ValueError):
+        return None
+    return value
+
+
+class _Args:
+    """Training arguments with the consumer's defaults, each with where it came from."""
+
+    def __init__(self, plan):
+        self.plan = plan
+        self.defaults = dict(HF_DEFAULTS)
+        if plan.consumer == "swift":
+            self.defaults = dict(SWIFT_DEFAULTS)
+            self._swift_precision()
+
+    def _swift_precision(self):
+        # ms-swift derives fp16/bf16 from torch_dtype unless they are given (model_args.py:130-142).
+        dtype = self.plan.arg("torch_dtype")
+        if dtype is not None and isinstance(dtype.value, str):
+            if dtype.value == "bfloat16":
+                self.defaults.update(fp16=False, bf16=True)
+            elif dtype.value in ("float16", "float32"):
+                self.defaults.update(fp16=True, bf16=False)
+
+    def get(self, name: str):
+        """(value, Related) or (None, None) when neither given nor a known default."""
+        arg = self.plan.arg(name)
+        if arg is not None:
+            value = _parsed(name, arg.value)
+            if value is None:
+                return None, None
+            return value, Related(f"{name} = {arg.value} ({arg.origin})", arg.span)
+        if name in self.defaults:
+            how = "ms-swift's default" if self.plan.consumer == "swift" else "the transformers default"
+            return self.defaults[name], Related(f"{name} = {self.defaults[name]} ({how}; not set in the launch)")
+        return None, None
+
+
+def _ds_value(config: Mapping, dotted: str):
+    node = config
+    for part in dotted.split("."):
+        if not isinstance(node, Mapping):
+            return None
+        node = node.get(part)
+    return node
+
+
+@rule("DS301", "hf-config-mismatch", severity="error", target="deepspeed", fixable=True)
+def hf_config_mismatch(use, context):
+    """An explicit DeepSpeed value differs from the training argument HF Trainer compares it with.
+
+    ## What it checks
+    Under the HF Trainer (`--deepspeed ds.json`, ms-swift, LLaMA-Factory, axolotl),
+    `HfTrainerDeepSpeedConfig.trainer_config_process` fills every `"auto"` value from the
+    `TrainingArguments` and collects every *explicit* value that differs
+    (transformers/integrations/deepspeed.py:136-191); training then stops with
+    `ValueError: Please correct the following DeepSpeed config values that mismatch
+    TrainingArguments values` (deepspeed.py:258-263). Compared pairs:
+    `train_micro_batch_size_per_gpu` ↔ `per_device_train_batch_size`,
+    `gradient_accumulation_steps`, `train_batch_size` ↔ world size × batch × accumulation,
+    `gradient_clipping` ↔ `max_grad_norm`, `optimizer.params.lr/betas/eps/weight_decay` ↔
+    `learning_rate`, `adam_beta1/2`, `adam_epsilon`, `weight_decay`,
+    `scheduler.params.warmup_max_lr` ↔ `learning_rate`, `fp16.enabled` ↔ `fp16|fp16_full_eval`,
+    `bf16.enabled` ↔ `bf16|bf16_full_eval`. The comparison is Python's `!=`, so the string
+    `"8"` does not equal `8`. Values the launch does not set are compared with the consumer's
+    defaults (transformers: batch 8, accumulation 1, clipping 1.0, lr 5e-5; ms-swift: batch 1,
+    fp16/bf16 from `--torch_dtype`); values that depend on what dslint cannot see are skipped.
+
+    ## Why it matters
+    The error comes after the model is loaded, on every rank.
+
+    ## Example
+    `--per_device_train_batch_size 2` with
+    ```json
+    {"train_micro_batch_size_per_gpu": 4}
+    ```
+    Use instead:
+    ```json
+    {"train_micro_batch_size_per_gpu": "auto"}
+    ```
+
+    ## Fix safety
+    Safe: `"auto"` makes the Trainer write its own value, which is the value it would insist on.
+    """
+    plan = use.launch
+    if plan is None or use.consumer not in HF_LIKE:
+        return
+    config = use.config
+    args = _Args(plan)
+    bs, bs_rel = args.get("per_device_train_batch_size")
+    gas, gas_rel = args.get("gradient_accumulation_steps")
+    auto_find = _parsed("auto_find_batch_size", plan.arg("auto_find_batch_size").value) if plan.arg("auto_find_batch_size") else False
+    checks = []
+    if not auto_find:
+        checks.append(("train_micro_batch_size_per_gpu", bs, "per_device_train_batch_size", [bs_rel]))
+    checks.append(("gradient_accumulation_steps", gas, "gradient_accumulation_steps", [gas_rel]))
+    world = plan.world_size.value if plan.world_size is not None else None
+    if not auto_find and world is not None and bs is not None and gas is not None:
+        world_rel = Related(f"world size {world} from {plan.world_size.origin}", plan.world_size.span)
+        checks.append(("train_batch_size", world * bs * gas, "train_batch_size (calculated)", [world_rel, bs_rel, gas_rel]))
+    clip, clip_rel = args.get("max_grad_norm")
+    checks.append(("gradient_clipping", clip, "max_grad_norm", [clip_rel]))
+    lr, lr_rel = args.get("learning_rate")
+    checks.append(("optimizer.params.lr", lr, "learning_rate", [lr_rel]))
+    beta1, beta1_rel = args.get("adam_beta1")
+    beta2, beta2_rel = args.get("adam_beta2")
+    if beta1 is not None and beta2 is not None:
+        checks.append(("optimizer.params.betas", [beta1, beta2], "adam_beta1+adam_beta2", [beta1_rel, beta2_rel]))
+    eps, eps_rel = args.get("adam_epsilon")
+    checks.append(("optimizer.params.eps", eps, "adam_epsilon", [eps_rel]))
+    decay, decay_rel = args.get("weight_decay")
+    checks.append(("optimizer.params.weight_decay", decay, "weight_decay", [decay_rel]))
+    checks.append(("scheduler.params.warmup_max_lr", lr, "learning_rate", [lr_rel]))
+    for name, dsname in (("fp16", "fp16.enabled"), ("bf16", "bf16.enabled")):
+        flag, flag_rel = args.get(name)
+        full_eval, _ = args.get(f"{name}_full_eval")
+        if flag is not None:
+            checks.append((dsname, bool(flag or full_eval), f"{name}|{name}_full_eval", [flag_rel]))
+    for dotted, hf_value, hf_name, related in checks:
+        if hf_value is None:
+            continue
+        node = _ds_value(config, dotted)
+        if node is None:
+            continue
+        ds_value = node.to_python()
+        if ds_value is None or ds_value == "auto" or ds_value == hf_value:
+            continue
+        if dotted == "bf16.enabled" and config.get("bf16") is None and config.get("bfloat16") is not None:
+            continue  # HF reads only "bf16"
+        shown = repr(ds_value) if isinstance(ds_value, str) else _show(ds_value)
+        note = " (a string never equals a number)" if isinstance(ds_value, str) and not isinstance(hf_value, str) else ""
+        yield Finding(
+            node.span,
+            f"ds {dotted}={shown} vs hf {hf_name}={_show(hf_value)}{note}: the HF Trainer stops with "
+            "'Please correct the following DeepSpeed config values that mismatch TrainingArguments values'",
+            related=[r for r in related if r is not None] + _launch_related(use),
+            fix=Fix.safe(f'Set {dotted} to "auto" so the Trainer fills it in', replace_value(node, "auto")),
+        )
+
+
+def _show(value) -> str:
+    if isinstance(value, bool):
+        return str(value)
+    if isinstance(value, float) and value.is_integer():
+        return str(value)
+    return str(value)
+
+
+def _launch_related(use) -> list[Related]:
+    plan = use.launch
+    if plan is None or use.reference is None:
+        return []
+    return [Related(f"used by the {plan.entry or plan.launcher} launch here", use.reference)]
+
+
+# "auto" under plain DeepSpeed: deepspeed/runtime/config_utils.py:54-57 drops exact "auto" in
+# strict sections (the default applies); dict.get keys keep the string (research §1.5).
+_AUTO_UNDER_DEEPSPEED = {
+    "train_batch_size": ("crashes at start-up: TypeError: '>' not supported between instances of 'str' and 'int'", True),
+    "train_micro_batch_size_per_gpu": ("crashes at start-up: TypeError: '>' not supported between instances of 'str' and 'int'", True),
+    "gradient_accumulation_steps": ("crashes at start-up: TypeError: '>' not supported between instances of 'str' and 'int'", True),
+    "gradient_clipping": ("crashes at the first optimizer step: TypeError: '>' not supported between instances of 'str' and 'float'", True),
+    "zero_optimization.stage": ("is dropped, so ZeRO stage 0 (ZeRO off) applies silently", False),
+    "fp16.enabled": ("is dropped, so fp16 is off and training runs in fp32 silently", False),
+    "bf16.enabled": ("is dropped, so bf16 is off and training runs in fp32 silently", False),
+    "scheduler.params.warmup_num_steps": ("crashes: ValueError: warmup_num_steps must be a positive integer, got auto", True),
+}
+
+
+@rule("DS302", "auto-under-deepspeed", severity="error", target="deepspeed")
+def auto_under_deepspeed(use, context):
+    """A value is `"auto"` in a config that plain DeepSpeed reads: nobody fills it in.
+
+    ## What it checks
+    `"auto"` is a convention of the HF Trainer and accelerate, which replace it before
+    DeepSpeed sees the config. A script that passes the config straight to DeepSpeed
+    (`deepspeed train.py --deepspeed --deepspeed_config ds.json`, `deepspeed.initialize(config=...)`)
+    gets the string. DeepSpeed's pydantic sections drop any value that is exactly `"auto"`
+    (deepspeed/runtime/config_utils.py:54-57), so the default applies silently:
+    `"stage": "auto"` is ZeRO-0 and `"enabled": "auto"` is fp32. Keys read with `dict.get` keep
+    the string and crash: the batch keys at start-up (deepspeed/runtime/config.py:596),
+    `gradient_clipping` at the first step, optimizer parameters at the first step
+    (research: deepspeed_rules.md §1.5).
+
+    Crashes are errors; silent changes are warnings.
+
+    ## Example
+    `deepspeed train.py --deepspeed --deepspeed_config ds.json` with
+    ```json
+    {"train_micro_batch_size_per_gpu": "auto", "zero_optimization": {"stage": "auto"}}
+    ```
+    Use instead:
+    ```json
+    {"train_micro_batch_size_per_gpu": 4, "zero_optimization": {"stage": 2}}
+    ```
+    """
+    if use.consumer != "deepspeed":
+        return
+    from dslint.documents.model import walk
+
+    for path, node in walk(use.config):
+        if not isinstance(node, Scalar) or node.value != "auto":
+            continue
+        dotted = ".".join(str(p) for p in path)
+        effect, crash = _AUTO_UNDER_DEEPSPEED.get(dotted, (None, False))
+        if effect is None:
+            if dotted.startswith("optimizer.params."):
+                effect, crash = "reaches the optimizer as the string 'auto' and crashes it at construction or at the first step", True
+            elif dotted.startswith(("zero_optimization.", "fp16.", "bf16.")):
+                effect, crash = "is dropped, so DeepSpeed's default applies silently", False
+            else:
+                effect, crash = "stays the string 'auto'; DeepSpeed does not fill it in", False
+        yield Finding(
+            node.span,
+            f'{dotted} is "auto" but this launch hands the config to DeepSpeed itself, which never fills "auto": it {effect}',
+            related=_launch_related(use),
+            severity=None if crash else Severity.WARNING,
+        )
+
+
+@rule("DS303", "missing-reference", severity="warning", target="launch")
+def missing_reference(plan, context):
+    """A launch names a file (DeepSpeed config, training config, accelerate config) that is not there.
+
+    ## What it checks
+    `--deepspeed`, `--deepspeed_config`, a positional YAML config, `--config_file`,
+    `deepspeed:` in a training YAML and `deepspeed_config_file` in an accelerate config are
+    looked up relative to the naming file's folder, each folder above it up to the repository
+    root, and the working directory. ms-swift preset names (`zero0` … `zero3_offload`) count as
+    found. A value dslint cannot know statically (a variable from the caller) is not judged.
+
+    ## Why it matters
+    DeepSpeed reports a missing config as `Expected a string path to an existing deepspeed
+    config` (deepspeed/runtime/config.py:451) only after the processes started; ms-swift and
+    LLaMA-Factory fail in their argument parsing.
+
+    ## Example
+    `--deepspeed configs/ds_zero3.json` when the file is `configs/ds_z3.json`.
+    Use instead: the right path, relative to where the launch runs.
+    """
+    for reference in plan.references:
+        if reference.resolved or reference.inline or reference.raw is None or not reference.tried:
+            continue
+        raw = reference.raw
+        if "$" in raw or "<" in raw:
+            continue
+        hint = ""
+        if reference.role == "deepspeed" and plan.consumer in ("swift", "megatron") and "/" not in raw and not raw.endswith(".json"):
+            import difflib
+
+            close = difflib.get_close_matches(raw, SWIFT_PRESETS, n=1)
+            hint = f"; ms-swift presets are {', '.join(SWIFT_PRESETS)}" + (f" (did you mean '{close[0]}'?)" if close else "")
+        shown = ", ".join(reference.tried[:4]) + (" …" if len(reference.tried) > 4 else "")
+        yield Finding(reference.span, f"{reference.role} file '{raw}' not found (looked at {shown}){hint}")
+
+
+@rule("DS304", "processes-exceed-devices", severity="error", target="launch")
+def processes_exceed_devices(plan, context):
+    """More processes per node than visible devices.
+
+    ## What it checks
+    The processes the launcher starts on one node (`--nproc_per_node`, `NPROC_PER_NODE`,
+    `--num_gpus`, accelerate's `num_processes` over `num_machines`) against the devices listed in
+    `CUDA_VISIBLE_DEVICES` / `ASCEND_RT_VISIBLE_DEVICES` for that launch. The `deepspeed`
+    launcher is not judged when `--num_gpus` or `--include` is given, because it then ignores
+    the variable (see `deepspeed-ignores-visible-devices`).
+
+    ## Why it matters
+    Ranks beyond the device count fail to bind a device (`CUDA error: invalid device ordinal`;
+    on Ascend "ranks may fail to bind devices ... HCCL may report errors", ms-swift NPU docs).
+
+    ## Example
+    ```sh
+    CUDA_VISIBLE_DEVICES=0,1 torchrun --nproc_per_node 4 train.py
+    ```
+    Use instead: `--nproc_per_node 2`, or list four devices.
+    """
+    procs, devices = plan.procs_per_node, plan.visible_devices
+    if procs is None or procs.value is None or devices is None or devices.value is None or procs.default:
+        return
+    if plan.launcher == "deepspeed" and ("num_gpus" in plan.launcher_args or "include" in plan.launcher_args):
+        return
+    if procs.value > len(devices.value):
+        yield Finding(
+            procs.span or plan.span,
+            f"{procs.value} processes per node but only {len(devices.value)} visible device(s): ranks {len(devices.value)}..{procs.value - 1} have no device",
+            related=[Related(f"process count from {procs.origin}", procs.span), Related(f"devices from {devices.origin}", devices.span)],
+        )
+
+
+@rule("DS305", "deepspeed-ignores-visible-devices", severity="warning", target="launch")
+def deepspeed_ignores_visible_devices(plan, context):
+    """CUDA_VISIBLE_DEVICES is set for a `deepspeed` launch that ignores it.
+
+    ## What it checks
+    The `deepspeed` launcher honours `CUDA_VISIBLE_DEVICES` only on a single node with none of
+    `--include`, `--exclude`, `--num_gpus` or `--num_nodes > 1`; otherwise it prints "ignoring
+    it" and picks devices itself, starting from device 0 (deepspeed/launcher/runner.py:448-458).
+    `--num_gpus`/`--num_nodes` together with `--include`/`--exclude` is an error:
+    `ValueError: Cannot specify num_nodes/gpus with include/exclude` (runner.py:462-464); that
+    case is reported as an error.
+
+    ## Example
+    ```sh
+    CUDA_VISIBLE_DEVICES=4,5 deepspeed --num_gpus 2 train.py
+    ```
+    runs on devices 0 and 1. Use instead: `deepspeed --include localhost:4,5 train.py`.
+    """
+    if plan.launcher != "deepspeed":
+        return
+    opts = plan.launcher_args
+    count_flags = [opts[k] for k in ("num_gpus", "num_nodes") if k in opts]
+    filters = [opts[k] for k in ("include", "exclude") if k in opts]
+    if count_flags and filters:
+        yield Finding(
+            filters[0].span or plan.span,
+            "deepspeed refuses --num_gpus/--num_nodes together with --include/--exclude: "
+            "'Cannot specify num_nodes/gpus with include/exclude'",
+            related=[Related(a.origin, a.span) for a in count_flags],
+            severity=Severity.ERROR,
+        )
+        return
+    devices = plan.env.get("CUDA_VISIBLE_DEVICES")
+    if devices is None:
+        return
+    num_nodes = opts.get("num_nodes")
+    multi_node = num_nodes is not None and str(num_nodes.value).isdigit() and int(num_nodes.value) > 1
+    ignoring = [a for a in (opts.get("include"), opts.get("exclude"), opts.get("num_gpus")) if a is not None]
+    if ignoring or multi_node:
+        flag = ignoring[0] if ignoring else num_nodes
+        yield Finding(
+            devices.span or plan.span,
+            f"deepspeed ignores CUDA_VISIBLE_DEVICES when {flag.origin.split(' at ')[0]} is given and chooses devices from 0; "
+            "use --include localhost:<ids> to pick devices",
+            related=[Related(flag.origin, flag.span)],
+        )
+
+
+@rule("DS306", "swift-device-map", severity="error", target="launch")
+def swift_device_map(plan, context):
+    """ms-swift's visible devices and NPROC_PER_NODE disagree.
+
+    ## What it checks
+    ms-swift decides between data parallelism and `device_map` model parallelism from the
+    visible device count `n` and the processes on the node (swift/utils/env.py:64-75):
+    `n % NPROC_PER_NODE != 0` fails with `AssertionError: n_gpu: 4, local_world_size: 3`, and
+    `n // NPROC_PER_NODE >= 2` switches to `device_map` mode (also with NPROC_PER_NODE unset and
+    two or more devices), which DeepSpeed, FSDP and liger kernels refuse:
+    ``DeepSpeed is not compatible with `device_map`. n_gpu: 8, local_world_size: 1``
+    (swift/arguments/sft_args.py:254-257). Using `device_map` on purpose (several devices
+    per process, no DeepSpeed) is not reported.
+
+    ## Example
+    ```sh
+    CUDA_VISIBLE_DEVICES=0,1,2,3 swift sft --model Qwen/Qwen2.5-7B-Instruct --deepspeed zero2
+    ```
+    Use instead: `NPROC_PER_NODE=4` in front of `swift sft`.
+    """
+    if plan.consumer != "swift" or plan.launcher not in ("swift", "torchrun", "deepspeed", "accelerate"):
+        return
+    devices = plan.visible_devices
+    if devices is None or devices.value is None or not devices.value:
+        return
+    n = len(devices.value)
+    if plan.launcher == "swift":
+        procs = plan.procs_per_node
+        if procs is None or procs.value is None:
+            return
+        local = procs.value
+    else:
+        procs = plan.procs_per_node
+        if procs is None or procs.value is None:
+            return
+        local = procs.value
+    related = [Related(f"devices from {devices.origin}", devices.span), Related(f"processes per node from {procs.origin}", procs.span)]
+    if local and n % local:
+        yield Finding(
+            devices.span or plan.span,
+            f"{n} visible devices are not divisible by {local} processes per node: ms-swift asserts 'n_gpu: {n}, local_world_size: {local}'",
+            related=related,
+        )
+        return
+    if local and n // local >= 2:
+        users = [name for name in ("deepspeed", "fsdp", "use_liger_kernel") if plan.arg(name) is not None and plan.arg(name).value not in (False, "false", "False")]
+        if users:
+            arg = plan.arg(users[0])
+            yield Finding(
+                (procs.span if not procs.default else None) or devices.span or plan.span,
+                f"{n} visible devices with {local} process(es) per node puts ms-swift in device_map mode, which --{users[0]} does not "
+                f"support: 'DeepSpeed is not compatible with `device_map`. n_gpu: {n}, local_world_size: {local}'; set NPROC_PER_NODE={n}",
+                related=related + [Related(arg.origin, arg.span)],
+            )
+
+
+@rule("DS307", "llamafactory-deepspeed-single-process", severity="error", target="launch")
+def llamafactory_deepspeed_single_process(plan, context):
+    """LLaMA-Factory with DeepSpeed on one process: it refuses to start.
+
+    ## What it checks
+    `llamafactory-cli train` starts torchrun only when `FORCE_TORCHRUN` is truthy or more than
+    one device is visible (src/llamafactory/launcher.py:60-62). A config with `deepspeed:` that
+    ends up in a single, non-distributed process stops with
+    ``ValueError: Please use `FORCE_TORCHRUN=1` to launch DeepSpeed training.``
+    (src/llamafactory/hparams/parser.py:471-472).
+
+    ## Example
+    ```sh
+    CUDA_VISIBLE_DEVICES=0 llamafactory-cli train examples/train_lora/qwen3_lora_sft_ds3.yaml
+    ```
+    Use instead: `FORCE_TORCHRUN=1 CUDA_VISIBLE_DEVICES=0 llamafactory-cli train ...`.
+    """
+    if plan.launcher != "llamafactory" or plan.deepspeed is None or plan.distributed is not False:
+        return
+    world = plan.world_size
+    yield Finding(
+        plan.span,
+        "LLaMA-Factory runs this launch as one non-distributed process, and refuses DeepSpeed there: "
+        "'Please use `FORCE_TORCHRUN=1` to launch DeepSpeed training.'",
+        related=[Related(world.origin, world.span), Related("DeepSpeed config named here", plan.deepspeed.span)],
+    )
+
+
+@rule("DS308", "single-process-deepspeed", severity="warning", target="launch")
+def single_process_deepspeed(plan, context):
+    """`python train.py --deepspeed ...` starts one process while several devices are visible.
+
+    ## What it checks
+    A plain `python` launch is one process. With a DeepSpeed config the HF Trainer initialises
+    a distributed group of size 1, so one device trains and the other visible devices idle
+    (and ZeRO partitions nothing). Use a launcher: `deepspeed`, `torchrun` or
+    `accelerate launch`.
+
+    ## Example
+    ```sh
+    CUDA_VISIBLE_DEVICES=0,1,2,3 python train.py --deepspeed ds_z3.json
+    ```
+    Use instead: `deepspeed --include localhost:0,1,2,3 train.py --deepspeed ds_z3.json`.
+    """
+    if plan.launcher != "python" or plan.deepspeed is None or plan.world_size is None or plan.world_size.value != 1:
+        return
+    devices = plan.visible_devices
+    if devices is None or devices.value is None or len(devices.value) < 2:
+        return
+    yield Finding(
+        plan.span,
+        f"one python process with a DeepSpeed config while {len(devices.value)} devices are visible: "
+        f"{len(devices.value) - 1} of them stay idle; start it with deepspeed, torchrun or accelerate launch",
+        related=[Related(f"devices from {devices.origin}", devices.span), Related("DeepSpeed config named here", plan.deepspeed.span)],
+    )
+
+
+# accelerate passes these deepspeed_config keys on (accelerate commands/launch.py, utils/launch.py:565-586).
+ACCELERATE_DS_KEYS = frozenset(
+    {
+        "deepspeed_config_file", "zero_stage", "offload_optimizer_device", "offload_param_device",
+        "offload_optimizer_nvme_path", "offload_param_nvme_path", "gradient_accumulation_steps",
+        "gradient_clipping", "zero3_init_flag", "zero3_save_16bit_model", "deepspeed_hostfile",
+        "deepspeed_inclusion_filter", "deepspeed_exclusion_filter", "deepspeed_multinode_launcher",
+        "deepspeed_moe_layer_cls_names",
+    }
+)
+# Fields that may not accompany deepspeed_config_file (accelerate dataclasses.py:1507-1531).
+ACCELERATE_CONFIG_DS_FIELDS = (
+    "gradient_accumulation_steps", "gradient_clipping", "zero_stage", "offload_optimizer_device",
+    "offload_param_device", "offload_param_nvme_path", "offload_optimizer_nvme_path", "zero3_save_16bit_model",
+)
+
+
+@rule("DS309", "accelerate-deepspeed-config", severity="error", target="document", kinds=("accelerate-yaml",))
+def accelerate_deepspeed_config(document, context):
+    """An accelerate config sets DeepSpeed options that accelerate rejects or drops.
+
+    ## What it checks
+    - `deepspeed_config_file` together with accelerate-side DeepSpeed fields
+      (`gradient_accumulation_steps`, `gradient_clipping`, `zero_stage`, the offload devices and
+      NVMe paths, `zero3_save_16bit_model`) or with a top-level `mixed_precision` (even `no`):
+      accelerate raises `ValueError: When using deepspeed_config_file, the following accelerate
+      config variables will be ignored: [...]` (accelerate utils/dataclasses.py:1507-1531).
+      `zero3_init_flag` is allowed. Error.
+    - Keys under `deepspeed_config` that accelerate does not pass on (for example
+      `stage3_gather_16bit_weights_on_model_save` or `zero_force_ds_cpu_optimizer`): dropped
+      silently (accelerate commands/launch.py; hiyouga/LlamaFactory#253). Warning, with the key
+      to use or the advice to move it into the DeepSpeed JSON.
+
+    ## Example
+    ```yaml
+    distributed_type: DEEPSPEED
+    mixed_precision: bf16
+    deepspeed_config:
+      deepspeed_config_file: ds_z3.json
+      zero_stage: 3
+    ```
+    Use instead: keep `zero_stage` and precision in `ds_z3.json`, and only
+    `deepspeed_config_file` (and `zero3_init_flag`) here.
+    """
+    mapping = document.mapping
+    if mapping is None:
+        return
+    section = mapping.get("deepspeed_config")
+    if not isinstance(section, Mapping):
+        return
+    has_file = section.entry("deepspeed_config_file") is not None
+    for entry in section.entries:
+        if entry.key not in ACCELERATE_DS_KEYS:
+            hint = " (use zero3_save_16bit_model here, or set it in the DeepSpeed JSON)" if "gather_16bit" in entry.key else " (set it in a DeepSpeed JSON named by deepspeed_config_file)"
+            yield Finding(entry.key_span, f"accelerate does not pass deepspeed_config.{entry.key} on to DeepSpeed: it is dropped silently{hint}", severity=Severity.WARNING)
+        elif has_file and entry.key in ACCELERATE_CONFIG_DS_FIELDS:
+            yield Finding(
+                entry.key_span,
+                f"deepspeed_config.{entry.key} together with deepspeed_config_file: accelerate raises 'When using `deepspeed_config_file`, "
+                "the following accelerate config variables will be ignored'; set it in the DeepSpeed JSON instead",
+                related=[Related("deepspeed_config_file", section.entry("deepspeed_config_file").key_span)],
+            )
+    precision = mapping.entry("mixed_precision")
+    if has_file and precision is not None and precision.value.to_python() is not None:
+        yield Finding(
+            precision.key_span,
+            "mixed_precision together with deepspeed_config_file: accelerate raises 'the following accelerate config variables will be ignored: "
+            "[mixed_precision]'; precision belongs in the DeepSpeed JSON (fp16/bf16 sections)",
+            related=[Related("deepspeed_config_file", section.entry("deepspeed_config_file").key_span)],
+        )
+
+
+@rule("DS310", "accelerate-processes", severity="warning", target="launch")
+def accelerate_processes(plan, context):
+    """accelerate's process and machine counts disagree with the launch.
+
+    ## What it checks
+    - `--num_processes` on the command line overrides the config file's `num_processes`; when
+      they differ, the file is misleading (info).
+    - `num_machines > 1` in a config while the launch passes no `--machine_rank` and the file no
+      `machine_rank` beyond 0: only one node's command is visible (warning).
+    - `num_processes` not a multiple of `num_machines`: accelerate divides processes evenly across
+      machines (`--nproc_per_node = num_processes // num_machines`, accelerate
+      utils/launch.py), so the remainder is lost (error).
+    - more processes per machine than visible devices (error; see `processes-exceed-devices`).
+
+    ## Example
+    `num_processes: 8`, `num_machines: 3` in the accelerate config.
+    Use instead: `num_processes: 6` or `9`.
+    """
+    if plan.launcher != "accelerate" or plan.accelerate_config is None or plan.accelerate_config.config is None:
+        return
+    mapping = plan.accelerate_config.config
+    file_procs = mapping.get("num_processes")
+    cli = plan.launcher_args.get("num_processes")
+    if cli is not None and isinstance(file_procs, Scalar) and str(file_procs.value) != str(cli.value) and cli.value is not None:
+        yield Finding(
+            cli.span or plan.span,
+            f"--num_processes {cli.value} overrides num_processes: {file_procs.value} in {plan.accelerate_config.raw}",
+            related=[Related("the config file's value", file_procs.span)],
+            severity=Severity.INFO,
+        )
+    machines = plan.nodes
+    total = plan.world_size
+    if machines is not None and total is not None and machines.value and total.value and total.value % machines.value:
+        yield Finding(
+            total.span or plan.span,
+            f"{total.value} processes over {machines.value} machines: accelerate starts {total.value // machines.value} per machine, "
+            f"so {total.value % machines.value} of them never start",
+            related=[Related(machines.origin, machines.span)],
+            severity=Severity.ERROR,
+        )
+
+
+# ms-swift renamed its tuner flag twice (research swift_npu_rules.md §1.3).
+SWIFT_TUNER_FLAGS = {
+    "sft_type": "ms-swift 2.x only; 3.x calls it --train_type and 4.x --tuner_type",
+    "train_type": "ms-swift 3.x and 4.0 (deprecated there); removed in 4.1, which calls it --tuner_type",
+}
+
+
+@rule("DS311", "swift-config-flag", severity="error", target="launch", fixable=True)
+def swift_config_flag(plan, context):
+    """ms-swift is given `--config file.yaml`: it takes the config file as the first argument.
+
+    ## What it checks
+    `swift sft|pt|rlhf|infer|export` read a YAML/JSON config only as the first positional
+    argument (`swift sft config.yaml`, swift/cli/main.py:38-71). `--config` is understood only
+    by the Ray Megatron pipeline (`megatron rlhf --use_ray true`); anywhere else argparse leaves
+    it over and ms-swift stops with `ValueError: remaining_argv: ['--config', 'x.yaml']`
+    (swift/pipelines/base.py:35-40).
+
+    ## Example
+    `swift sft --config sft.yaml`
+    Use instead: `swift sft sft.yaml`.
+
+    ## Fix safety
+    Unsafe: it moves the file to the first argument, where ms-swift reads it before the other
+    flags, which then override it.
+    """
+    if plan.launcher not in ("swift", "megatron") or plan.command is None:
+        return
+    if plan.launcher == "megatron" and plan.arg("use_ray") is not None:
+        return
+    for option in plan.command.program_args:
+        if option.name in ("--config", "--config_file") and option.value is not None:
+            from dslint.diagnostics import Edit
+
+            source = option.span.source
+            entry = plan.command.command.args[0] if plan.command.command.args else None
+            fix = None
+            if entry is not None and option.value.value:
+                end = option.span.end
+                while end < len(source.text) and source.text[end] in " \t":
+                    end += 1
+                fix = Fix.unsafe(
+                    "Pass the config file as the first argument",
+                    Edit(source, option.span.start, end, ""),
+                    Edit(source, entry.span.end, entry.span.end, f" {option.value.raw}"),
+                )
+            yield Finding(
+                option.name_span or option.span,
+                f"{plan.entry or 'ms-swift'} does not read {option.name}: it takes the config file as its first argument "
+                f"(`{plan.entry or 'swift sft'} {option.value.raw}`); as written it stops with remaining_argv",
+                fix=fix,
+            )
+
+
+@rule("DS312", "swift-tuner-flag", severity="warning", target="launch")
+def swift_tuner_flag(plan, context):
+    """An ms-swift flag from another ms-swift generation (`--sft_type`, `--train_type`).
+
+    ## What it checks
+    ms-swift renamed the tuner flag twice: `--sft_type` (2.x) → `--train_type` (3.x; accepted
+    with a deprecation warning in 4.0) → `--tuner_type` (4.1+, where `--train_type` is gone,
+    commit fe928a9f1; swift/arguments/base_args/base_args.py:93). A flag the installed
+    generation does not know stops ms-swift with `ValueError: remaining_argv: ['--sft_type',
+    'lora']` (modelscope/ms-swift#7836, #3763). dslint cannot tell the installed version yet,
+    so this is a warning naming each generation.
+
+    ## Example
+    `swift sft --sft_type lora` with ms-swift 3.x or 4.x.
+    Use instead: `--train_type lora` (3.x) or `--tuner_type lora` (4.1+).
+    """
+    if plan.consumer not in ("swift", "megatron"):
+        return
+    for name, generations in SWIFT_TUNER_FLAGS.items():
+        arg = plan.arg(name)
+        if arg is not None:
+            yield Finding(arg.name_span or arg.span, f"--{name} is a flag of {generations}; other versions stop with remaining_argv")

@@ -1,0 +1,229 @@
+"""Launch scripts that bash reads differently from how they look.
+
+Each rule reports one kind of continuation or environment trap found by the static shell
+reader (dslint/documents/shell.py), at the exact line. Fixes change what bash runs, so they
+are all unsafe: they make the script do what it appears to say.
+"""
+
+from __future__ import annotations
+
+from dslint.diagnostics import Edit, Finding, Fix, Severity
+from dslint.documents.model import SCRIPT
+from dslint.rule import rule
+
+
+def _traps(document, name: str):
+    script = document.script
+    if script is None:
+        return []
+    return [trap for trap in script.continuation_traps if trap.code_name == name]
+
+
+def _whole_line(source, line: int) -> Edit:
+    start = source.line_start(line)
+    end = source.line_start(line + 1) if line < source.line_count else len(source.text)
+    return Edit(source, start, end, "")
+
+
+@rule("DS601", "blank-line-after-continuation", severity="error", kinds=(SCRIPT,), fixable=True)
+def blank_line_after_continuation(document, context):
+    """A blank line follows a line that ends in `\\`: the command ends at the blank line.
+
+    ## What it checks
+    A line ending in a backslash continues the command onto the next line. When the next line
+    is empty, bash ends the command there. `VAR=value \\` lines before the blank line then only
+    set shell variables (the launcher never sees them), and `--flag value` lines after it run
+    as a command of their own (`--model: command not found`). Users hit this often when they
+    comment out or delete a line in a long ms-swift or DeepSpeed command
+    (modelscope/ms-swift#5328).
+
+    ## Example
+    ```sh
+    NPROC_PER_NODE=8 \\
+
+    swift sft --model Qwen/Qwen2.5-7B-Instruct
+    ```
+    Use instead:
+    ```sh
+    NPROC_PER_NODE=8 \\
+    swift sft --model Qwen/Qwen2.5-7B-Instruct
+    ```
+
+    ## Fix safety
+    Unsafe: deleting the blank line joins the two parts into one command, which changes what
+    runs (to what the script appears to say).
+    """
+    for trap in _traps(document, "blank-line-after-continuation"):
+        line = trap.span.source.position(trap.span.start)[0]
+        harmless = "nothing is lost" in trap.message
+        yield Finding(
+            trap.span,
+            trap.message,
+            fix=Fix.unsafe("Delete the blank line", _whole_line(trap.span.source, line)),
+            severity=Severity.WARNING if harmless else None,
+        )
+
+
+@rule("DS602", "comment-in-continuation", severity="error", kinds=(SCRIPT,), fixable=True)
+def comment_in_continuation(document, context):
+    """A comment line sits inside a command continued with `\\`: the command ends there.
+
+    ## What it checks
+    In bash a `#` at the start of a word starts a comment that runs to the end of the line,
+    backslash included. A commented-out argument in the middle of a continued command
+    therefore ends the command; the arguments after it run as a separate command
+    (modelscope/ms-swift#5310).
+
+    ## Example
+    ```sh
+    swift sft \\
+        --model Qwen/Qwen2.5-7B-Instruct \\
+        # --deepspeed zero2 \\
+        --learning_rate 1e-4
+    ```
+    Use instead: move the commented line below the command, or delete it.
+
+    ## Fix safety
+    Unsafe: deleting the comment line makes the following arguments part of the command again.
+    """
+    for trap in _traps(document, "comment-in-continuation"):
+        line = trap.span.source.position(trap.span.start)[0]
+        harmless = "nothing after it belonged" in trap.message
+        yield Finding(
+            trap.span,
+            trap.message,
+            fix=None if harmless else Fix.unsafe("Delete the comment line", _whole_line(trap.span.source, line)),
+            severity=Severity.WARNING if harmless else None,
+        )
+
+
+@rule("DS603", "space-after-backslash", severity="error", kinds=(SCRIPT,), fixable=True)
+def space_after_backslash(document, context):
+    """Spaces or tabs follow the `\\` meant to continue a line: it does not continue.
+
+    ## What it checks
+    `\\` continues a line only when it is the very last character. With whitespace after it,
+    bash escapes the space instead and ends the command at the end of the line; the next lines
+    run as separate commands. The whitespace is invisible in most editors.
+
+    ## Example
+    `--output_dir out \\␠␠` followed by `--seed 42`.
+    Use instead: `--output_dir out \\` with nothing after the backslash.
+
+    ## Fix safety
+    Unsafe: removing the whitespace joins the next line into the command.
+    """
+    for trap in _traps(document, "space-after-backslash"):
+        source = trap.span.source
+        line = source.position(trap.span.start)[0]
+        text = source.line_text(line)
+        stripped = text.rstrip(" \t")
+        fix = None
+        if stripped.endswith("\\"):
+            start = source.line_start(line) + len(stripped)
+            fix = Fix.unsafe("Remove the whitespace after the backslash", Edit(source, start, source.line_end(line), ""))
+        yield Finding(trap.span, trap.message, fix=fix)
+
+
+@rule("DS604", "crlf-line-endings", severity="error", kinds=(SCRIPT,))
+def crlf_line_endings(document, context):
+    """The script has Windows (CRLF) line endings.
+
+    ## What it checks
+    bash does not treat `\\r` as whitespace: `\\` followed by `\\r\\n` does not continue the line,
+    and every last word of a line carries a trailing `\\r` (`--output_dir out\\r`,
+    `$'\\r': command not found`).
+
+    ## Example
+    A script saved by a Windows editor.
+    Use instead: convert it to LF line endings (`dos2unix train.sh`, or your editor's setting),
+    and add `*.sh text eol=lf` to `.gitattributes`.
+    """
+    for trap in _traps(document, "crlf-line-endings"):
+        yield Finding(trap.span, trap.message)
+
+
+@rule("DS605", "trailing-backslash-at-eof", severity="warning", kinds=(SCRIPT,), fixable=True)
+def trailing_backslash_at_eof(document, context):
+    """The last line of the script ends in `\\`.
+
+    ## What it checks
+    A continuation at the very end of the file continues into nothing. bash accepts it, but it
+    usually means the last argument of the command was deleted, or the file was cut.
+
+    ## Example
+    `    --padding_free true \\` as the last line.
+    Use instead: `    --padding_free true`.
+
+    ## Fix safety
+    Safe: bash ignores the backslash; removing it changes nothing that runs.
+    """
+    for trap in _traps(document, "trailing-backslash-at-eof"):
+        source = trap.span.source
+        line = source.position(trap.span.start)[0]
+        text = source.line_text(line)
+        stripped = text.rstrip(" \t")
+        fix = None
+        if stripped.endswith("\\"):
+            keep = stripped[:-1].rstrip(" \t")
+            start = source.line_start(line) + len(keep)
+            fix = Fix.safe("Remove the trailing backslash", Edit(source, start, source.line_end(line), ""))
+        yield Finding(trap.span, trap.message, fix=fix)
+
+
+@rule("DS606", "env-after-command", severity="error", kinds=(SCRIPT,))
+def env_after_command(document, context):
+    """An environment assignment is written after the launch command.
+
+    ## What it checks
+    `VAR=value` sets the environment of a command only *before* its name. Written after it,
+    bash passes `CUDA_VISIBLE_DEVICES=0` to the program as an argument, which the training
+    script's argument parser rejects (HfArgumentParser: "Some specified arguments are not
+    used"), and the variable is never set (modelscope/ms-swift#3681).
+
+    ## Example
+    ```sh
+    deepspeed train.py --deepspeed ds.json CUDA_VISIBLE_DEVICES=0
+    ```
+    Use instead:
+    ```sh
+    CUDA_VISIBLE_DEVICES=0 deepspeed train.py --deepspeed ds.json
+    ```
+    """
+    for trap in _traps(document, "env-after-command"):
+        yield Finding(trap.span, trap.message)
+
+
+@rule("DS607", "env-not-exported", severity="warning", kinds=(SCRIPT,), fixable=True)
+def env_not_exported(document, context):
+    """A launcher variable is set on its own line without `export`: the launcher never sees it.
+
+    ## What it checks
+    `NPROC_PER_NODE=8` on a line of its own sets a shell variable. Programs started later get
+    only exported variables, so `swift sft` on the next line runs one process instead of eight
+    (ms-swift reads NPROC_PER_NODE and NNODES from its environment, swift/cli/main.py:30-35).
+    The same holds for CUDA_VISIBLE_DEVICES, FORCE_TORCHRUN and the other variables launchers
+    read (modelscope/ms-swift#7836).
+
+    ## Example
+    ```sh
+    NPROC_PER_NODE=8
+    swift sft --model Qwen/Qwen2.5-7B-Instruct
+    ```
+    Use instead:
+    ```sh
+    export NPROC_PER_NODE=8
+    swift sft --model Qwen/Qwen2.5-7B-Instruct
+    ```
+
+    ## Fix safety
+    Unsafe: exporting the variable changes the environment of every later command.
+    """
+    for trap in _traps(document, "env-not-exported"):
+        source = trap.span.source
+        line = source.position(trap.span.start)[0]
+        text = source.line_text(line)
+        fix = None
+        if "\\" not in text and text[: len(text) - len(text.lstrip())] == "" and "=" in text and " " not in text.split("=", 1)[0]:
+            fix = Fix.unsafe("Export the variable", Edit(source, source.line_start(line), source.line_start(line), "export "))
+        yield Finding(trap.span, trap.message, fix=fix)

@@ -1,0 +1,163 @@
+"""Launch plans: what the linker makes of each launcher's real shapes.
+
+Each case writes a small repository (script, configs), builds the plans and checks the
+launcher, consumer, processes, world size with its provenance, and the files resolved.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from dslint.config import Settings
+from dslint.engine import Engine
+
+DS = '{"train_micro_batch_size_per_gpu": "auto", "zero_optimization": {"stage": 2}}\n'
+SFT_YAML = "model_name_or_path: Qwen/Qwen2.5-7B\nstage: sft\nfinetuning_type: lora\ntemplate: qwen\ndeepspeed: examples/deepspeed/ds_z3_config.json\n"
+ACCEL = "compute_environment: LOCAL_MACHINE\ndistributed_type: DEEPSPEED\ndeepspeed_config:\n  deepspeed_config_file: configs/ds.json\nnum_machines: 2\nnum_processes: 16\nmachine_rank: 0\n"
+
+
+def plans_for(tmp_path: Path, monkeypatch, files: dict[str, str]):
+    for name, text in files.items():
+        target = tmp_path / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+    (tmp_path / ".git").mkdir()
+    monkeypatch.chdir(tmp_path)
+    result = Engine(Settings(select=["DS001"], root=tmp_path)).lint_paths(["."])
+    assert not result.internal_errors
+    return result.plans
+
+
+CASES = [
+    pytest.param(
+        {"scripts/run.sh": "#!/bin/bash\nGPUS=${GPUS:-8}\ndeepspeed --num_gpus $GPUS --num_nodes 2 main.py --deepspeed --deepspeed_config ../configs/ds.json\n", "configs/ds.json": DS},
+        dict(launcher="deepspeed", consumer="deepspeed", procs=8, nodes=2, world=16, ds="configs/ds.json", origin=["--num_gpus 8", "assuming $GPUS keeps its default"]),
+        id="deepspeed-num-gpus-nodes",
+    ),
+    pytest.param(
+        {"run.sh": "export CUDA_VISIBLE_DEVICES=0,1,2\ndeepspeed train.py --deepspeed ds.json\n", "ds.json": DS},
+        dict(launcher="deepspeed", consumer="hf", procs=3, nodes=1, world=3, ds="ds.json", origin=["CUDA_VISIBLE_DEVICES=0,1,2"]),
+        id="deepspeed-visible-devices-hf",
+    ),
+    pytest.param(
+        {"run.sh": "deepspeed --hostfile hosts.txt train.py --deepspeed ds.json\n", "hosts.txt": "worker-0 slots=4\nworker-1 slots=4\n", "ds.json": DS},
+        dict(launcher="deepspeed", consumer="hf", procs=4, nodes=2, world=8, ds="ds.json", origin=["hostfile"]),
+        id="deepspeed-hostfile",
+    ),
+    pytest.param(
+        {"run.sh": "torchrun --nproc_per_node=4 --nnodes 2 train.py --deepspeed configs/ds.json\n", "configs/ds.json": DS},
+        dict(launcher="torchrun", consumer="hf", procs=4, nodes=2, world=8, ds="configs/ds.json", origin=["--nproc_per_node 4"]),
+        id="torchrun",
+    ),
+    pytest.param(
+        {"run.sh": "CUDA_VISIBLE_DEVICES=0,1 python -m torch.distributed.run --nproc_per_node gpu train.py --deepspeed ds.json\n", "ds.json": DS},
+        dict(launcher="torchrun", consumer="hf", procs=2, nodes=1, world=2, ds="ds.json", origin=["--nproc_per_node gpu"]),
+        id="torch-distributed-run-gpu",
+    ),
+    pytest.param(
+        {"run.sh": "torchrun --nnodes 1:4 --nproc_per_node 8 train.py\n"},
+        dict(launcher="torchrun", consumer=None, procs=8, nodes=None, world=None, ds=None, origin=[]),
+        id="torchrun-elastic-range",
+    ),
+    pytest.param(
+        {"run.sh": "accelerate launch --config_file configs/acc.yaml train.py\n", "configs/acc.yaml": ACCEL, "configs/ds.json": DS},
+        dict(launcher="accelerate", consumer="accelerate", procs=8, nodes=2, world=16, ds="configs/ds.json", origin=["num_processes: 16"]),
+        id="accelerate-config-file",
+    ),
+    pytest.param(
+        {"run.sh": "CUDA_VISIBLE_DEVICES=0,1,2,3 \\\nNPROC_PER_NODE=4 \\\nswift sft \\\n    --model Qwen/Qwen2.5-7B-Instruct \\\n    --deepspeed zero3\n"},
+        dict(launcher="swift", consumer="swift", procs=4, nodes=1, world=4, ds="<ms-swift preset zero3>", origin=["NPROC_PER_NODE=4"]),
+        id="swift-preset",
+    ),
+    pytest.param(
+        {"run.sh": "swift sft --model m --deepspeed zero2\n"},
+        dict(launcher="swift", consumer="swift", procs=1, nodes=1, world=1, ds="<ms-swift preset zero2>", origin=["neither NPROC_PER_NODE nor NNODES"]),
+        id="swift-single-process",
+    ),
+    pytest.param(
+        {"run.sh": "nproc_per_node=8\nNPROC_PER_NODE=$nproc_per_node NNODES=2 megatron sft --model m\n"},
+        dict(launcher="megatron", consumer="megatron", procs=8, nodes=2, world=16, ds=None, origin=["NPROC_PER_NODE=8", "NNODES=2"]),
+        id="megatron",
+    ),
+    pytest.param(
+        {"run.sh": "FORCE_TORCHRUN=1 NNODES=1 NPROC_PER_NODE=2 llamafactory-cli train examples/sft.yaml learning_rate=1e-5\n", "examples/sft.yaml": SFT_YAML, "examples/deepspeed/ds_z3_config.json": DS},
+        dict(launcher="llamafactory", consumer="llamafactory", procs=2, nodes=1, world=2, ds="examples/deepspeed/ds_z3_config.json", origin=["NPROC_PER_NODE=2"]),
+        id="llamafactory",
+    ),
+    pytest.param(
+        {"run.sh": "python train.py --deepspeed ds.json --per_device_train_batch_size 2\n", "ds.json": DS},
+        dict(launcher="python", consumer="hf", procs=None, nodes=None, world=1, ds="ds.json", origin=["plain python process"]),
+        id="python-hf",
+    ),
+    pytest.param(
+        {"run.sh": 'CMD="deepspeed --num_gpus 4 train.py --deepspeed ds.json"\neval "$CMD"\n', "ds.json": DS},
+        dict(launcher="deepspeed", consumer="hf", procs=4, nodes=1, world=4, ds="ds.json", origin=["--num_gpus 4"]),
+        id="eval-constant-string",
+    ),
+]
+
+
+@pytest.mark.parametrize("files,want", CASES)
+def test_plan(tmp_path, monkeypatch, files, want):
+    plans = [p for p in plans_for(tmp_path, monkeypatch, files) if p.launcher != "yaml"]
+    assert len(plans) == 1, plans
+    plan = plans[0]
+    assert plan.launcher == want["launcher"]
+    assert plan.consumer == want["consumer"]
+    assert (plan.procs_per_node.value if plan.procs_per_node else None) == want["procs"]
+    assert (plan.nodes.value if plan.nodes else None) == want["nodes"]
+    assert (plan.world_size.value if plan.world_size else None) == want["world"]
+    if want["ds"] is None:
+        assert plan.deepspeed is None or plan.deepspeed.document is None
+    else:
+        assert plan.deepspeed is not None and plan.deepspeed.document is not None
+        assert Path(plan.deepspeed.document.path).as_posix().endswith(want["ds"]) or plan.deepspeed.document.path == want["ds"]
+    origin = " ".join(s.origin for s in (plan.world_size, plan.procs_per_node, plan.nodes) if s is not None)
+    for fragment in want["origin"]:
+        assert fragment in origin
+
+
+def test_training_yaml_without_a_script_still_links_its_deepspeed_config(tmp_path, monkeypatch):
+    plans = plans_for(tmp_path, monkeypatch, {"examples/sft.yaml": SFT_YAML, "examples/deepspeed/ds_z3_config.json": DS})
+    (plan,) = plans
+    assert plan.launcher == "yaml" and plan.consumer == "llamafactory"
+    assert plan.world_size is None
+    assert plan.deepspeed.document.path.endswith("ds_z3_config.json")
+
+
+def test_linting_only_the_script_loads_the_files_it_names(tmp_path, monkeypatch):
+    files = {"run.sh": "deepspeed --num_gpus 4 train.py --deepspeed --deepspeed_config ds.json\n", "ds.json": '{"train_batch_size": 10, "train_micro_batch_size_per_gpu": 2}\n'}
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    monkeypatch.chdir(tmp_path)
+    result = Engine(Settings(select=["DS101"], root=tmp_path)).lint_paths(["run.sh"])
+    (diagnostic,) = result.diagnostics
+    assert diagnostic.path == "ds.json"
+    assert "10 != 2 * 1 * 4" in diagnostic.message
+    assert any(r.span is not None and r.span.path == "run.sh" for r in diagnostic.related)
+
+
+def test_a_config_reached_by_two_launches_is_checked_against_each(tmp_path, monkeypatch):
+    files = {
+        "run.sh": "deepspeed --num_gpus 2 t.py --deepspeed --deepspeed_config ds.json\ndeepspeed --num_gpus 3 t.py --deepspeed --deepspeed_config ds.json\n",
+        "ds.json": '{"train_batch_size": 8, "train_micro_batch_size_per_gpu": 2, "gradient_accumulation_steps": 2}\n',
+    }
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    monkeypatch.chdir(tmp_path)
+    result = Engine(Settings(select=["DS101"], root=tmp_path)).lint_paths(["."])
+    (diagnostic,) = result.diagnostics
+    assert "8 != 2 * 2 * 3" in diagnostic.message
+
+
+def test_preset_findings_are_reported_at_the_flag(tmp_path, monkeypatch):
+    files = {"run.sh": "NPROC_PER_NODE=2 swift sft --model m --deepspeed zero3 --fp16 true --torch_dtype bfloat16\n"}
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    monkeypatch.chdir(tmp_path)
+    result = Engine(Settings(root=tmp_path)).lint_paths(["."])
+    assert not result.internal_errors
+    for diagnostic in result.diagnostics:
+        assert not diagnostic.path.startswith("<")
