@@ -28,6 +28,27 @@ class DefaultToCheck(click.Group):
 @click.version_option(__version__, "--version", prog_name="dslint", message="%(prog)s %(version)s")
 def main():
     """A static linter for LLM training launches: DeepSpeed configs, training YAML, launch scripts."""
+    for stream in (sys.stdout, sys.stderr):
+        # A terminal or pipe whose encoding cannot show a file's characters must not crash the run.
+        try:
+            stream.reconfigure(errors="backslashreplace")
+        except (AttributeError, ValueError, OSError):
+            pass
+
+
+# Formats read by programs are UTF-8 whatever the locale (JSON, SARIF and JUnit say so; a diff
+# carries the files' own bytes); the others follow the output stream's encoding.
+_UTF8_FORMATS = ("json", "sarif", "junit", "github", "diff")
+
+
+def _emit(text: str, fmt: str) -> None:
+    buffer = getattr(sys.stdout, "buffer", None)
+    if fmt in _UTF8_FORMATS and buffer is not None:
+        sys.stdout.flush()
+        buffer.write(text.encode("utf-8", "surrogateescape"))
+        buffer.flush()
+    else:
+        sys.stdout.write(text)
 
 
 def _split(values: tuple[str, ...]) -> list[str]:
@@ -67,6 +88,7 @@ def _settings(config: str | None, no_config: bool):
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when problems are found.")
 @click.option("--fail-on", type=click.Choice(["error", "warning", "info"]), default=None, help="Lowest severity that fails the run (default: warning).")
 @click.option("--world-size", type=click.IntRange(min=1), default=None, help="Data-parallel world size for DeepSpeed configs no launch script reaches.")
+@click.option("--target", type=click.Choice(["gpu", "npu"]), default=None, help="The accelerator the launches run on (default: detected from each script; NPU rules need npu).")
 @click.option("--config", "config_file", type=click.Path(dir_okay=False), default=None, help="Use this configuration file.")
 @click.option("--no-config", is_flag=True, help="Ignore configuration files.")
 @click.option("--stdin-filename", default=None, help="The file name to report (and classify by) when reading '-'.")
@@ -74,8 +96,9 @@ def _settings(config: str | None, no_config: bool):
 @click.option("--unsafe-fixes", is_flag=True, help="With --fix or --diff, also apply unsafe fixes.")
 @click.option("--diff", is_flag=True, help="Print the changes --fix would make and write nothing (exit 1 if any).")
 @click.option("--show-fixes", is_flag=True, help="List the fixes that were applied.")
+@click.option("--add-noqa", is_flag=True, help="Add a '# dslint: disable=CODE' comment for every finding where the file allows comments.")
 @click.option("-v", "--verbose", is_flag=True, help="Also list the files that were skipped, with the reason.")
-def check(paths, fmt, statistics, select, extend_select, ignore, exit_zero, fail_on, world_size, config_file, no_config, stdin_filename, fix, unsafe_fixes, diff, show_fixes, verbose):
+def check(paths, fmt, statistics, select, extend_select, ignore, exit_zero, fail_on, world_size, target, config_file, no_config, stdin_filename, fix, unsafe_fixes, diff, show_fixes, add_noqa, verbose):
     """Lint PATHS (files or directories; default: the current directory; '-' reads stdin)."""
     from dslint.config import Setting
     from dslint.diagnostics import Severity
@@ -94,6 +117,8 @@ def check(paths, fmt, statistics, select, extend_select, ignore, exit_zero, fail
         settings.fail_on = Severity.parse(fail_on)
     if world_size is not None:
         settings.world_size = Setting(world_size, "--world-size on the command line")
+    if target is not None:
+        settings.target = Setting(target, "--target on the command line")
 
     engine = Engine(settings)
     for error in engine.plugin_errors:
@@ -108,6 +133,11 @@ def check(paths, fmt, statistics, select, extend_select, ignore, exit_zero, fail
         _fail("'-' (stdin) cannot be combined with other paths")
     if reading_stdin and (fix or diff):
         _fail("--fix and --diff need files, not stdin")
+
+    if add_noqa:
+        if reading_stdin or fix or diff:
+            _fail("--add-noqa needs files and cannot be combined with --fix or --diff")
+        _add_noqa(engine, paths)
 
     outcome = None
     try:
@@ -124,7 +154,7 @@ def check(paths, fmt, statistics, select, extend_select, ignore, exit_zero, fail
         _fail(str(exc))
 
     if diff:
-        sys.stdout.write("".join(outcome.diffs))
+        _emit("".join(outcome.diffs), "diff")
         _report_internal(result, outcome)
         sys.exit(EXIT_ERROR if result.internal_errors else (EXIT_FINDINGS if outcome.diffs else EXIT_CLEAN))
 
@@ -136,7 +166,7 @@ def check(paths, fmt, statistics, select, extend_select, ignore, exit_zero, fail
     if outcome and show_fixes and fmt == "text":
         for path, code, title in outcome.applied:
             click.echo(f"fixed {path}: {code} {title}")
-    sys.stdout.write(render(fmt, result, options, statistics=statistics))
+    _emit(render(fmt, result, options, statistics=statistics), fmt)
     if verbose or any(explicit for explicit in _explicit_skips(result, paths)):
         for path, reason in result.skipped:
             if verbose or path in paths:
@@ -148,6 +178,27 @@ def check(paths, fmt, statistics, select, extend_select, ignore, exit_zero, fail
         sys.exit(EXIT_CLEAN)
     failing = any(d.severity >= settings.fail_on for d in result.diagnostics)
     sys.exit(EXIT_FINDINGS if failing else EXIT_CLEAN)
+
+
+def _add_noqa(engine, paths) -> None:
+    """``check --add-noqa``: write suppression comments, report what could not be suppressed."""
+    from dslint.discovery import PathError
+    from dslint.noqa import add_noqa
+
+    judges = frozenset(r.code for r in engine.rules if r.target == "suppressions")
+    try:
+        outcome = add_noqa(lambda overrides: engine.lint_paths(paths, overrides), judges)
+    except PathError as exc:
+        _fail(str(exc))
+    for diagnostic, reason in outcome.skipped:
+        line, column = diagnostic.span.source.position(diagnostic.span.start)
+        click.echo(f"dslint: not suppressed: {diagnostic.path}:{line}:{column}: {diagnostic.code}: {reason}", err=True)
+    files = len(outcome.files)
+    click.echo(f"Added {outcome.added} suppression{'s' if outcome.added != 1 else ''} to {files} file{'s' if files != 1 else ''}.")
+    _report_internal(outcome.result, None)
+    if outcome.result.internal_errors:
+        sys.exit(EXIT_ERROR)
+    sys.exit(EXIT_FINDINGS if outcome.skipped else EXIT_CLEAN)
 
 
 def _explicit_skips(result, paths):
@@ -164,7 +215,7 @@ def _report_internal(result, outcome) -> None:
 
 
 @main.command("rules")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text", help="markdown: every rule's full page, as in docs/rules.md.")
 def list_rules(fmt):
     """List every rule: code, name, default severity, fixable, summary."""
     from dslint.rule import load_rules
@@ -172,6 +223,11 @@ def list_rules(fmt):
     rules, errors = load_rules()
     for error in errors:
         click.echo(f"dslint: warning: plugin '{error.entry_point}' failed to load: {error.message}", err=True)
+    if fmt == "markdown":
+        from dslint.docs import render
+
+        sys.stdout.write(render(rules))
+        return
     if fmt == "json":
         import json
 
@@ -200,6 +256,25 @@ def show_rule(code_or_name):
             click.echo(r.doc)
             return
     _fail(f"no rule named {code_or_name!r} (see `dslint rules`)")
+
+
+@main.command("schema")
+@click.argument("name", required=False)
+def show_schema(name):
+    """Print a JSON Schema dslint ships (e.g. `dslint schema deepspeed`); without NAME, list them."""
+    from dslint import schemas
+
+    if not name:
+        for available in schemas.available():
+            click.echo(f"{available}  {schemas.schema_path(available)}")
+        return
+    name = name.removesuffix(".json").removesuffix(".schema")
+    path = schemas.schema_path(name)
+    if path is None:
+        _fail(f"no schema named {name!r} (available: {', '.join(schemas.available()) or 'none'})")
+    sys.stdout.flush()
+    sys.stdout.buffer.write(path.read_bytes())
+    sys.stdout.buffer.flush()
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -27,9 +27,16 @@ def _cases():
 
 
 def _settings(rule: str, case: dict, root: Path) -> Settings:
-    settings = Settings(select=[rule], root=root)
+    # `also_select`: other rules to run beside the one under test (their findings are not compared).
+    settings = Settings(select=[rule, *case.get("also_select", [])], root=root)
     if "world_size" in case:
         settings.world_size = Setting(case["world_size"], "--world-size on the command line")
+    if "deepspeed_version" in case:
+        settings.deepspeed_version = Setting(str(case["deepspeed_version"]), "deepspeed-version in the test case")
+    if "target" in case:
+        settings.target = Setting(case["target"], "target in the test case")
+    if "hardware" in case:
+        settings.hardware = Setting(case["hardware"], "hardware in the test case")
     return settings
 
 
@@ -49,7 +56,7 @@ def test_rule_case(rule, case, tmp_path, monkeypatch):
     engine = Engine(_settings(rule, case, tmp_path))
     result = engine.lint_paths(["."])
     assert not result.internal_errors, result.internal_errors
-    found = [d for d in result.diagnostics]
+    found = [d for d in result.diagnostics if d.code == rule or d.name == rule]
     expected = case.get("expect", [])
     assert len(found) == len(expected), [f"{d.path}:{d.span.source.position(d.span.start)} {d.code} {d.message}" for d in found]
     for diagnostic, want in zip(found, expected):
@@ -60,6 +67,8 @@ def test_rule_case(rule, case, tmp_path, monkeypatch):
         assert (line, column) == (want["line"], want["column"]), diagnostic.message
         for fragment in _as_list(want.get("message", [])):
             assert fragment in diagnostic.message
+        if "severity" in want:
+            assert diagnostic.severity.label == want["severity"], diagnostic.message
         if "fix" in want:
             assert (diagnostic.fix.applicability if diagnostic.fix else None) == want["fix"]
         for fragment in _as_list(want.get("related", [])):

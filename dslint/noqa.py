@@ -1,0 +1,195 @@
+"""``--add-noqa``: suppress every current finding with a ``# dslint: disable=CODE`` comment.
+
+A comment goes at the end of the finding's line (or extends a ``dslint: disable=`` comment
+already there) only where the file's format has comments and only where the comment leaves
+the file's meaning unchanged, which is checked rather than assumed: after each insertion the
+file is parsed again and its values (YAML, JSON) or its tokens other than comments (shell)
+must be exactly as before. Otherwise the finding is reported as skipped, with the reason:
+
+* strict JSON gets no comments: HF Trainer and accelerate read DeepSpeed configs with
+  ``json.load``, which rejects them. A JSON file that already has comments is hjson that only
+  DeepSpeed reads, so one more comment changes nothing for anybody.
+* a line inside a multi-line string or block scalar, or a shell line continued with ``\\``.
+
+Running it again adds nothing: the findings it handled are suppressed now. Files are written
+atomically, once, at the end.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from dslint.diagnostics import Diagnostic
+from dslint.documents.model import ACCELERATE, DEEPSPEED, SCRIPT, TRAINING_JSON, TRAINING_YAML, Document, Mapping, Scalar, Sequence
+from dslint.fix import write_atomic
+from dslint.source import SourceFile
+
+_DISABLE = re.compile(r"(?:#|//)\s*dslint:\s*disable\s*=\s*([A-Za-z0-9_\-]+(?:\s*,\s*[A-Za-z0-9_\-]+)*)")
+
+
+@dataclass
+class NoqaOutcome:
+    result: Any  # the RunResult the comments were added for
+    added: int = 0  # codes written into comments
+    files: list[str] = field(default_factory=list)  # files changed
+    skipped: list[tuple[Diagnostic, str]] = field(default_factory=list)  # findings left as they are, and why
+
+
+def add_noqa(lint: Callable[[dict], Any], judges: frozenset[str] = frozenset(), write: bool = True) -> NoqaOutcome:
+    """``lint(overrides)`` runs the engine; ``judges`` are codes of rules that judge suppressions (DS004)."""
+    result = lint({})
+    outcome = NoqaOutcome(result=result)
+    documents = {id(doc.source): doc for doc in result.documents}
+    by_source: dict[int, list[Diagnostic]] = {}
+    for diagnostic in result.diagnostics:
+        if diagnostic.code in judges:
+            outcome.skipped.append((diagnostic, "an unused suppression is removed with --fix, not suppressed"))
+            continue
+        by_source.setdefault(id(diagnostic.span.source), []).append(diagnostic)
+    for key, diagnostics in by_source.items():
+        document = documents.get(key)
+        source = diagnostics[0].span.source
+        reason = _refusal(document)
+        if reason:
+            outcome.skipped.extend((d, reason) for d in diagnostics)
+            continue
+        text, added, skipped = _annotate(document, diagnostics)
+        outcome.skipped.extend(skipped)
+        if text != source.text:
+            outcome.added += added
+            outcome.files.append(source.path)
+            if write:
+                write_atomic(source.path, source.to_bytes(text))
+    outcome.skipped.sort(key=lambda item: item[0].sort_key())
+    return outcome
+
+
+def _refusal(document: Document | None) -> str | None:
+    """Why no comment can go into this file at all, or None."""
+    if document is None or not document.source.path or document.source.path == "-":
+        return "not a file on disk"
+    if document.kind in (TRAINING_YAML, ACCELERATE, SCRIPT):
+        if document.kind != SCRIPT and document.root is None:
+            return "the file does not parse, so a comment cannot be checked to leave it unchanged"
+        return None
+    if document.kind in (DEEPSPEED, TRAINING_JSON):
+        if document.root is None:
+            return "the file does not parse, so a comment cannot be checked to leave it unchanged"
+        if document.strict_json or _comment_marker(document.source.text) is None:
+            return (
+                "strict JSON has no comments (HF Trainer and accelerate read it with json.load, which rejects them); "
+                "use per-file-ignores in the configuration instead"
+            )
+        return None
+    return "this kind of file has no comments"
+
+
+def _comment_marker(text: str) -> str | None:
+    """The comment marker a JSON (hjson) text already uses ("//" or "#"), or None if it has no comments."""
+    quote = False
+    escaped = False
+    found = None
+    for index, char in enumerate(text):
+        if quote:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                quote = False
+        elif char == '"':
+            quote = True
+        elif char == "#":
+            found = found or "#"
+        elif char == "/" and text[index + 1 : index + 2] in ("/", "*"):
+            return "//"
+    return found
+
+
+def _annotate(document: Document, diagnostics: list[Diagnostic]) -> tuple[str, int, list[tuple[Diagnostic, str]]]:
+    source = document.source
+    marker = "#" if document.kind in (TRAINING_YAML, ACCELERATE, SCRIPT) else _comment_marker(source.text)
+    reference = _meaning(document.kind, source)
+    lines: dict[int, list[Diagnostic]] = {}
+    for diagnostic in diagnostics:
+        line, _ = source.position(diagnostic.span.start)
+        lines.setdefault(line, []).append(diagnostic)
+    text = source.text
+    added = 0
+    skipped: list[tuple[Diagnostic, str]] = []
+    for line in sorted(lines, reverse=True):  # from the end, so earlier offsets stay valid
+        here = lines[line]
+        codes = sorted({d.code for d in here})
+        current = SourceFile(source.path, text)
+        start, end = current.line_start(line), current.line_end(line)
+        if document.kind == SCRIPT and text[start:end].rstrip().endswith("\\"):
+            skipped.extend((d, "the command continues on the next line (`\\`), where a comment would end it") for d in here)
+            continue
+        existing = list(_DISABLE.finditer(text, start, end))
+        if existing:
+            at = existing[-1].end(1)
+            candidate = text[:at] + "," + ",".join(codes) + text[at:]
+        else:
+            candidate = text[:end] + f"  {marker} dslint: disable={','.join(codes)}" + text[end:]
+        if _meaning(document.kind, SourceFile(source.path, candidate)) != reference:
+            skipped.extend((d, "a comment at the end of this line would change the file's content (it is inside a string or block)") for d in here)
+            continue
+        text = candidate
+        added += len(codes)
+    return text, added, skipped
+
+
+# ---- what must not change ------------------------------------------------------------------
+
+
+def _meaning(kind: str, source: SourceFile):
+    if kind == SCRIPT:
+        return _shell_tokens(source)
+    if kind in (DEEPSPEED, TRAINING_JSON):
+        from dslint.documents.json_doc import parse_json
+
+        root, problems, _ = parse_json(source)
+    else:
+        from dslint.documents.yaml_doc import parse_yaml
+
+        root, problems = parse_yaml(source)
+    return (bool(problems), _shape(root))
+
+
+def _shape(node) -> Any:
+    if node is None:
+        return None
+    if isinstance(node, Mapping):
+        return ("map", tuple((e.key, e.merged, _shape(e.value)) for e in node.entries))
+    if isinstance(node, Sequence):
+        return ("seq", tuple(_shape(item) for item in node.items))
+    if isinstance(node, Scalar):
+        return ("scalar", type(node.value).__name__, repr(node.value))
+    return (type(node).__name__, repr(node.to_python()))
+
+
+_bash = None
+
+
+def _shell_tokens(source: SourceFile) -> tuple:
+    """Every token of the script except comments, with its type: what bash would run."""
+    global _bash
+    if _bash is None:
+        import tree_sitter
+        import tree_sitter_bash
+
+        _bash = tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
+    tree = _bash.parse(source.text.encode("utf-8"))
+    tokens = []
+    stack = [tree.root_node]
+    while stack:
+        node = stack.pop()
+        if node.type == "comment":
+            continue
+        if node.child_count == 0:
+            tokens.append((node.type, node.text))
+        else:
+            stack.extend(reversed(node.children))
+    return (tree.root_node.has_error, tuple(tokens))
