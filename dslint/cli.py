@@ -95,10 +95,11 @@ def _settings(config: str | None, no_config: bool):
 @click.option("--fix", is_flag=True, help="Apply safe fixes.")
 @click.option("--unsafe-fixes", is_flag=True, help="With --fix or --diff, also apply unsafe fixes.")
 @click.option("--diff", is_flag=True, help="Print the changes --fix would make and write nothing (exit 1 if any).")
+@click.option("--fix-only", is_flag=True, help="Apply fixes and report only what was fixed, not the remaining problems (exit 0).")
 @click.option("--show-fixes", is_flag=True, help="List the fixes that were applied.")
 @click.option("--add-noqa", is_flag=True, help="Add a '# dslint: disable=CODE' comment for every finding where the file allows comments.")
 @click.option("-v", "--verbose", is_flag=True, help="Also list the files that were skipped, with the reason.")
-def check(paths, fmt, statistics, select, extend_select, ignore, exit_zero, fail_on, world_size, target, config_file, no_config, stdin_filename, fix, unsafe_fixes, diff, show_fixes, add_noqa, verbose):
+def check(paths, fmt, statistics, select, extend_select, ignore, exit_zero, fail_on, world_size, target, config_file, no_config, stdin_filename, fix, unsafe_fixes, diff, fix_only, show_fixes, add_noqa, verbose):
     """Lint PATHS (files or directories; default: the current directory; '-' reads stdin)."""
     from dslint.config import Setting
     from dslint.diagnostics import Severity
@@ -131,8 +132,9 @@ def check(paths, fmt, statistics, select, extend_select, ignore, exit_zero, fail
     reading_stdin = paths == ["-"]
     if "-" in paths and not reading_stdin:
         _fail("'-' (stdin) cannot be combined with other paths")
+    fix = fix or fix_only
     if reading_stdin and (fix or diff):
-        _fail("--fix and --diff need files, not stdin")
+        _fail("--fix, --fix-only and --diff need files, not stdin")
 
     if add_noqa:
         if reading_stdin or fix or diff:
@@ -157,6 +159,15 @@ def check(paths, fmt, statistics, select, extend_select, ignore, exit_zero, fail
         _emit("".join(outcome.diffs), "diff")
         _report_internal(result, outcome)
         sys.exit(EXIT_ERROR if result.internal_errors else (EXIT_FINDINGS if outcome.diffs else EXIT_CLEAN))
+
+    if fix_only:
+        if show_fixes:
+            for path, code, title in outcome.applied:
+                click.echo(f"fixed {path}: {code} {title}")
+        count = len(outcome.applied)
+        click.echo(f"Fixed {count} problem{'s' if count != 1 else ''}." if count else "No fixes applied.")
+        _report_internal(result, outcome)
+        sys.exit(EXIT_ERROR if result.internal_errors else EXIT_CLEAN)
 
     if fmt is None and os.environ.get("GITHUB_ACTIONS") == "true":
         fmt = "github"

@@ -165,7 +165,7 @@ class Engine:
                 document = self._load(candidate, result)
             if document is not None:
                 documents.append(document)
-        return self.lint_documents(documents, result)
+        return self.lint_documents(documents, result, overrides)
 
     def lint_bytes(self, display: str, data: bytes) -> RunResult:
         result = RunResult(plugin_errors=list(self.plugin_errors))
@@ -208,9 +208,9 @@ class Engine:
 
     # rules ----------------------------------------------------------------------------
 
-    def lint_documents(self, documents: list[Document], result: RunResult | None = None) -> RunResult:
+    def lint_documents(self, documents: list[Document], result: RunResult | None = None, overrides: dict[str, bytes] | None = None) -> RunResult:
         result = result or RunResult(plugin_errors=list(self.plugin_errors))
-        plans, linked = self.link(documents, result)
+        plans, linked = self.link(documents, result, overrides or {})
         documents = documents + linked
         result.documents = documents
         result.files = len(documents)
@@ -277,13 +277,13 @@ class Engine:
             return UNKNOWN
         return UNUSED if all(r.code in ran for r in named) else UNJUDGED
 
-    def link(self, documents: list[Document], result: RunResult) -> tuple[list, list[Document]]:
+    def link(self, documents: list[Document], result: RunResult, overrides: dict[str, bytes]) -> tuple[list, list[Document]]:
         """Launch plans for the scripts and training configs, and the files they name."""
         if not any(doc.kind in (SCRIPT, TRAINING_YAML, TRAINING_JSON) for doc in documents):
             return [], []
         from dslint.launch.link import Linker
 
-        linker = Linker(documents)
+        linker = Linker(documents, overrides=overrides)
         try:
             plans = linker.plans()
         except Exception as exc:  # linking must not lose the single-file findings

@@ -62,8 +62,9 @@ def _key(name: str) -> str:
 
 
 class Linker:
-    def __init__(self, documents: list[Document], cwd: Path | None = None):
+    def __init__(self, documents: list[Document], cwd: Path | None = None, overrides: dict[str, bytes] | None = None):
         self.cwd = (cwd or Path.cwd()).resolve()
+        self.overrides = overrides or {}  # display path -> bytes: the fixer's edited, unwritten files
         self.documents = documents
         self.by_path: dict[str, Document] = {}
         for doc in documents:
@@ -121,13 +122,16 @@ class Linker:
         real = os.path.realpath(path)
         if real in self.by_path:
             return self.by_path[real]
+        display = _display(path, self.cwd)
         try:
-            if os.path.getsize(path) > MAX_LINKED_BYTES:
+            if display in self.overrides:
+                data = self.overrides[display]
+            elif os.path.getsize(path) > MAX_LINKED_BYTES:
                 return None
-            data = path.read_bytes()
+            else:
+                data = path.read_bytes()
         except OSError:
             return None
-        display = _display(path, self.cwd)
         try:
             document = read_document(display, data, expect=expect)
         except Skipped:

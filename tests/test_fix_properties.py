@@ -1,0 +1,187 @@
+"""Properties of --fix, on the real corpus and on generated files.
+
+- a file that parsed before fixing still parses, as the same kind of file;
+- BOM, newline style, final newline and permissions are kept;
+- bytes outside the edited lines do not change (checked line by line with difflib);
+- fixing twice changes nothing the second time (idempotence);
+- no temporary file is left behind.
+"""
+
+from __future__ import annotations
+
+import codecs
+import difflib
+import os
+import shutil
+import stat
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from dslint.config import Setting, Settings
+from dslint.documents import Skipped, read_document
+from dslint.engine import Engine
+from dslint.fix import fix_paths
+
+
+def _engine(root: Path, world: int | None = 8) -> Engine:
+    settings = Settings(root=root)
+    if world is not None:
+        settings.world_size = Setting(world, "--world-size on the command line")
+    return Engine(settings)
+
+
+def _fix(engine: Engine, paths: list[str], unsafe: bool = True):
+    return fix_paths(lambda overrides: engine.lint_paths(paths, overrides), unsafe=unsafe, write=True)
+
+
+def _kind(path: Path):
+    try:
+        document = read_document(path.name, path.read_bytes())
+    except Skipped:
+        return None, True
+    return document.kind, not document.problems
+
+
+def _shape(data: bytes) -> tuple:
+    return (data.startswith(codecs.BOM_UTF8), b"\r\n" in data, data.endswith(b"\n"))
+
+
+def _assert_kept(before: bytes, after: bytes, name: str):
+    assert _shape(before) == _shape(after), f"{name}: BOM/newline style/final newline changed"
+    old, new = before.decode("utf-8-sig").splitlines(keepends=True), after.decode("utf-8-sig").splitlines(keepends=True)
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(a=old, b=new, autojunk=False).get_opcodes():
+        if tag == "equal":
+            assert old[i1:i2] == new[j1:j2]
+
+
+def test_fixing_the_corpus_keeps_every_file_valid_and_is_idempotent(corpus, tmp_path, monkeypatch):
+    work = tmp_path / "corpus"
+    shutil.copytree(corpus, work)
+    files = sorted(p for p in work.rglob("*") if p.is_file() and p.suffix in (".json", ".yaml", ".yml"))
+    before = {p: (p.read_bytes(), _kind(p), stat.S_IMODE(p.stat().st_mode)) for p in files}
+    monkeypatch.chdir(work)
+    engine = _engine(work)
+    outcome = _fix(engine, ["."])
+    assert outcome.converged and not outcome.result.internal_errors
+    assert outcome.applied, "the corpus has fixable findings; a fix run that applies none proves nothing"
+    changed = 0
+    for path, (data, (kind, clean), mode) in before.items():
+        after = path.read_bytes()
+        if after == data:
+            continue
+        changed += 1
+        _assert_kept(data, after, path.name)
+        assert stat.S_IMODE(path.stat().st_mode) == mode
+        new_kind, new_clean = _kind(path)
+        assert new_kind == kind, f"{path}: was {kind}, now {new_kind}"
+        if clean:
+            assert new_clean, f"{path}: parsed before --fix, not after"
+    assert changed
+    again = _fix(engine, ["."])
+    assert not again.applied, f"second --fix applied {again.applied[:5]}"
+    assert not [p for p in work.rglob(".dslint-*")]
+
+
+BATCH_KEYS = ("train_batch_size", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps")
+batch_value = st.one_of(
+    st.integers(min_value=0, max_value=64),
+    st.sampled_from(['"8"', '"Auto"', '"auto"', "2.5", "true", '"4.0"']),
+)
+
+
+@st.composite
+def deepspeed_files(draw):
+    entries = []
+    for key in BATCH_KEYS:
+        if draw(st.booleans()):
+            value = draw(batch_value)
+            entries.append(f'"{key}": {value}')
+    if draw(st.booleans()):
+        stage = draw(st.integers(0, 3))
+        entries.append(f'"zero_optimization": {{"stage": {stage}, "stage": {draw(st.integers(0, 3))}}}')
+    if draw(st.booleans()):
+        entries.append('"zero_optimisation": {"stage": 2}')
+    if draw(st.booleans()):
+        entries.append('"curriculum_learning": {"enabled": false}')
+    if draw(st.booleans()):
+        entries.append('"communication_data_type": "bfloat16"')
+    indent = draw(st.sampled_from(["  ", "    ", "\t"]))
+    newline = draw(st.sampled_from(["\n", "\r\n"]))
+    text = "{" + newline + ("," + newline).join(indent + e for e in entries) + newline + "}"
+    if draw(st.booleans()):
+        text += newline
+    data = text.encode("utf-8")
+    if draw(st.booleans()):
+        data = codecs.BOM_UTF8 + data
+    return data
+
+
+@settings(max_examples=150, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=deepspeed_files(), world=st.sampled_from([None, 1, 3, 4, 8]), mode=st.sampled_from([0o644, 0o600, 0o755]))
+def test_fixing_generated_configs(tmp_path_factory, data, world, mode):
+    root = tmp_path_factory.mktemp("gen")
+    path = root / "ds_config.json"
+    path.write_bytes(data)
+    os.chmod(path, mode)
+    kind, clean = _kind(path)
+    cwd = os.getcwd()
+    os.chdir(root)
+    try:
+        engine = _engine(root, world)
+        outcome = _fix(engine, ["."])
+        assert outcome.converged and not outcome.result.internal_errors
+        after = path.read_bytes()
+        _assert_kept(data, after, path.name)
+        assert stat.S_IMODE(path.stat().st_mode) == mode
+        if kind is not None and clean:
+            import hjson
+
+            emptied = hjson.loads(after.decode("utf-8-sig")) == {}
+            assert _kind(path) == (kind, True) or emptied
+        assert not _fix(engine, ["."]).applied
+        assert [p.name for p in root.iterdir()] == ["ds_config.json"]
+    finally:
+        os.chdir(cwd)
+
+
+def test_a_file_with_a_syntax_error_is_never_fixed(tmp_path, monkeypatch):
+    path = tmp_path / "ds.json"
+    data = b'{"train_batch_size": "8", "zero_optimization": {"stage": [1, 2}}\n'
+    path.write_bytes(data)
+    monkeypatch.chdir(tmp_path)
+    outcome = _fix(_engine(tmp_path), ["."])
+    assert not outcome.applied
+    assert path.read_bytes() == data
+
+
+def test_a_fix_may_edit_the_file_a_script_names(tmp_path, monkeypatch):
+    (tmp_path / "train.sh").write_text("torchrun --nproc_per_node 2 train.py --deepspeed ds.json --per_device_train_batch_size 2\n")
+    (tmp_path / "ds.json").write_text('{"train_micro_batch_size_per_gpu": 4, "zero_optimization": {"stage": 2}}\n')
+    monkeypatch.chdir(tmp_path)
+    settings = Settings(root=tmp_path, select=["DS301"])
+    outcome = fix_paths(lambda overrides: Engine(settings).lint_paths(["train.sh"], overrides), unsafe=False, write=True)
+    assert [(path, code) for path, code, _ in outcome.applied] == [("ds.json", "DS301")]
+    assert (tmp_path / "ds.json").read_text() == '{"train_micro_batch_size_per_gpu": "auto", "zero_optimization": {"stage": 2}}\n'
+
+
+def test_edits_from_several_findings_in_one_file_are_merged(tmp_path, monkeypatch):
+    path = tmp_path / "ds.json"
+    path.write_text('{"train_batch_size": "Auto", "train_micro_batch_size_per_gpu": "8", "gradient_accumulation_steps": "AUTO"}\n')
+    monkeypatch.chdir(tmp_path)
+    outcome = _fix(Engine(Settings(root=tmp_path, select=["DS102"])), ["."], unsafe=False)
+    assert len(outcome.applied) == 3
+    assert path.read_text() == '{"train_batch_size": "auto", "train_micro_batch_size_per_gpu": 8, "gradient_accumulation_steps": "auto"}\n'
+
+
+@pytest.mark.parametrize("text", ["#!/bin/bash\nswift sft \\\n    --model m \\\n", "swift sft \\\r\n    --padding_free true \\\r\n"])
+def test_script_fixes_keep_the_script_parsable(text, tmp_path, monkeypatch):
+    path = tmp_path / "train.sh"
+    path.write_bytes(text.encode())
+    monkeypatch.chdir(tmp_path)
+    outcome = _fix(_engine(tmp_path, None), ["."])
+    assert outcome.converged
+    _assert_kept(text.encode(), path.read_bytes(), "train.sh")
+    assert not _fix(_engine(tmp_path, None), ["."]).applied
