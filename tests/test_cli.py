@@ -628,3 +628,24 @@ def test_verbose_lists_skipped_files(project, monkeypatch):
     assert "package.json" not in quiet.stderr
     named = run(project, "package.json")
     assert named.returncode == 0 and "skipped package.json" in named.stderr
+
+
+def test_fix_only_fixes_and_reports_only_the_fixes(tmp_path):
+    write(tmp_path, {"ds.json": '{"train_batch_size": "8", "gradient_accumulation_steps": 2.5}\n'})
+    proc = run(tmp_path, "--fix-only", "--show-fixes", ".", "--select", "DS102")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "fixed ds.json: DS102 Write the number 8\nFixed 1 problem.\n"
+    assert (tmp_path / "ds.json").read_text() == '{"train_batch_size": 8, "gradient_accumulation_steps": 2.5}\n'
+    again = run(tmp_path, "--fix-only", ".", "--select", "DS102")
+    assert (again.returncode, again.stdout) == (0, "No fixes applied.\n")
+
+
+def test_cross_file_fix_through_the_command_line(tmp_path):
+    write(tmp_path, {
+        "train.sh": "torchrun --nproc_per_node 2 train.py --deepspeed ds.json --per_device_train_batch_size 2\n",
+        "ds.json": '{"train_micro_batch_size_per_gpu": 4, "zero_optimization": {"stage": 2}}\n',
+    })
+    proc = run(tmp_path, "check", "--fix", "train.sh", "--select", "DS301")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "Fixed 1 problem" in proc.stdout
+    assert (tmp_path / "ds.json").read_text() == '{"train_micro_batch_size_per_gpu": "auto", "zero_optimization": {"stage": 2}}\n'

@@ -185,3 +185,21 @@ def test_script_fixes_keep_the_script_parsable(text, tmp_path, monkeypatch):
     assert outcome.converged
     _assert_kept(text.encode(), path.read_bytes(), "train.sh")
     assert not _fix(_engine(tmp_path, None), ["."]).applied
+
+
+def test_renaming_a_yaml_key_keeps_comments_and_anchors(tmp_path):
+    from dslint.diagnostics import Fix
+    from dslint.documents.yaml_doc import parse_yaml
+    from dslint.edits import apply_edits, rename_key
+    from dslint.source import SourceFile
+
+    text = "defaults: &base  # shared\n  evaluation_strategy: steps  # old name\nrun:\n  <<: *base\n  learning_rate: 1.0e-5\n"
+    source = SourceFile(path="train.yaml", text=text)
+    root, problems = parse_yaml(source)
+    assert not problems
+    entry = root.get("defaults").entry("evaluation_strategy")
+    fix = Fix.safe("rename", rename_key(entry, "eval_strategy"))
+    fixed = apply_edits(text, list(fix.edits))
+    assert fixed == text.replace("evaluation_strategy", "eval_strategy")
+    again, problems = parse_yaml(SourceFile(path="train.yaml", text=fixed))
+    assert not problems and again.get("run").value_of("eval_strategy") == "steps"
