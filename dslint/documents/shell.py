@@ -526,31 +526,17 @@ def _known(text: str, quoted: bool = False) -> tuple:
 
 
 def _unquote_word(text: str) -> str:
-    """Backslash removal for an unquoted word."""
-    if "\\" not in text:
-        return text
-    out = []
-    i, n = 0, len(text)
-    while i < n:
-        ch = text[i]
-        if ch == "\\" and i + 1 < n:
-            nxt = text[i + 1]
-            if nxt == "\n":
-                i += 2
-                continue
-            if nxt == "\r" and i + 2 < n and text[i + 2] == "\n":
-                i += 3
-                continue
-            out.append(nxt)
-            i += 2
-            continue
-        out.append(ch)
-        i += 1
-    return "".join(out)
+    """Backslash removal for an unquoted word: a backslash escapes any character."""
+    return _remove_backslashes(text, None)
 
 
 def _unquote_dq(text: str, escapable: str = '$`"\\') -> str:
     """Backslash processing inside double quotes (and here-documents, with ``"`` not special)."""
+    return _remove_backslashes(text, escapable)
+
+
+def _remove_backslashes(text: str, escapable: str | None) -> str:
+    """Drop line continuations and the backslash before an escapable character (None: any)."""
     if "\\" not in text:
         return text
     out = []
@@ -565,7 +551,7 @@ def _unquote_dq(text: str, escapable: str = '$`"\\') -> str:
             if nxt == "\r" and i + 2 < n and text[i + 2] == "\n":
                 i += 3
                 continue
-            if nxt in escapable:
+            if escapable is None or nxt in escapable:
                 out.append(nxt)
                 i += 2
                 continue

@@ -17,19 +17,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from dslint.documents.shell import Command, Script, Word, split_word
+from dslint.documents.shell import Command, Script, Word, _span_text, split_word
 from dslint.source import Span
 
 __all__ = ["Option", "LaunchCommand", "find_launches", "launch_of", "LAUNCHERS"]
 
 LAUNCHERS = ("deepspeed", "torchrun", "accelerate", "swift", "megatron", "llamafactory", "python")
-
-
-def _span_text(span: Span | None) -> str:
-    if span is None:
-        return "?"
-    line, col = span.source.position(span.start)
-    return f"{line}:{col}"
 
 
 @dataclass(eq=False, repr=False)

@@ -19,6 +19,13 @@ def _traps(document, name: str):
     return [trap for trap in script.continuation_traps if trap.code_name == name]
 
 
+def _trap_line(trap) -> tuple:
+    """(source, line number, the line without trailing blanks) of a trap."""
+    source = trap.span.source
+    line = source.position(trap.span.start)[0]
+    return source, line, source.line_text(line).rstrip(" \t")
+
+
 def _whole_line(source, line: int) -> Edit:
     start = source.line_start(line)
     end = source.line_start(line + 1) if line < source.line_count else len(source.text)
@@ -114,10 +121,7 @@ def space_after_backslash(document, context):
     Unsafe: removing the whitespace joins the next line into the command.
     """
     for trap in _traps(document, "space-after-backslash"):
-        source = trap.span.source
-        line = source.position(trap.span.start)[0]
-        text = source.line_text(line)
-        stripped = text.rstrip(" \t")
+        source, line, stripped = _trap_line(trap)
         fix = None
         if stripped.endswith("\\"):
             start = source.line_start(line) + len(stripped)
@@ -159,10 +163,7 @@ def trailing_backslash_at_eof(document, context):
     Safe: bash ignores the backslash; removing it changes nothing that runs.
     """
     for trap in _traps(document, "trailing-backslash-at-eof"):
-        source = trap.span.source
-        line = source.position(trap.span.start)[0]
-        text = source.line_text(line)
-        stripped = text.rstrip(" \t")
+        source, line, stripped = _trap_line(trap)
         fix = None
         if stripped.endswith("\\"):
             keep = stripped[:-1].rstrip(" \t")
