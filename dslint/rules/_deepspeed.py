@@ -185,6 +185,18 @@ def sections(config: Mapping, version: Version):
                 stack.append((path + (item.key,), item.value, spec))
 
 
+def described_entries(config: Mapping, version: Version, strict: bool):
+    """(path, entry, spec) for every entry with a schema of the strict (or lax) sections,
+    skipping values that are exactly "auto" (DeepSpeed drops those before validating)."""
+    for path, mapping, section, is_strict in sections(config, version):
+        if is_strict != strict:
+            continue
+        props = known_keys(section, version, path)
+        for item in mapping.entries:
+            spec = props.get(item.key)
+            if spec is not None and not is_auto(item.value):
+                yield path, item, spec
+
 
 # ---- reading values the way DeepSpeed does ------------------------------------------------
 

@@ -249,19 +249,14 @@ def value_type(use, context):
     """
     version = ds.Version(context)
     yield from _section_findings(use.config, version)
-    for path, mapping, section, strict in ds.sections(use.config, version):
-        if not strict:
+    for path, item, spec in ds.described_entries(use.config, version, strict=True):
+        if spec.get("x-dslint-removed"):
             continue
-        props = ds.known_keys(section, version, path)
-        for item in mapping.entries:
-            spec = props.get(item.key)
-            if spec is None or ds.is_auto(item.value) or spec.get("x-dslint-removed"):
-                continue
-            problem = _check_type(path, item.key, spec, item)
-            if problem is None:
-                continue
-            message, fix = problem
-            yield Finding(item.value.span, message, fix=fix)
+        problem = _check_type(path, item.key, spec, item)
+        if problem is None:
+            continue
+        message, fix = problem
+        yield Finding(item.value.span, message, fix=fix)
 
 
 @rule("DS211", "auto-wrong-case", severity="error", target="deepspeed", fixable=True)
@@ -354,18 +349,11 @@ def invalid_choice(use, context):
     """
     version = ds.Version(context)
     config = use.config
-    for path, mapping, section, strict in ds.sections(config, version):
-        if not strict:
+    for path, item, spec in ds.described_entries(config, version, strict=True):
+        kinds, enum = _kinds(spec)
+        if enum is None:
             continue
-        props = ds.known_keys(section, version, path)
-        for item in mapping.entries:
-            spec = props.get(item.key)
-            if spec is None or ds.is_auto(item.value):
-                continue
-            kinds, enum = _kinds(spec)
-            if enum is None:
-                continue
-            yield from _check_enum(path + (item.key,), item, kinds, enum)
+        yield from _check_enum(path + (item.key,), item, kinds, enum)
     for key in ("communication_data_type", "seq_parallel_communication_data_type"):
         item = config.entry(key)
         if item is None:
@@ -519,25 +507,18 @@ def value_out_of_bounds(use, context):
     """
     version = ds.Version(context)
     config = use.config
-    for path, mapping, section, strict in ds.sections(config, version):
-        if not strict:
+    for path, item, spec in ds.described_entries(config, version, strict=True):
+        kinds, enum = _kinds(spec)
+        if enum is not None or not kinds & {"integer", "number"}:
             continue
-        props = ds.known_keys(section, version, path)
-        for item in mapping.entries:
-            spec = props.get(item.key)
-            if spec is None or ds.is_auto(item.value):
-                continue
-            kinds, enum = _kinds(spec)
-            if enum is not None or not kinds & {"integer", "number"}:
-                continue
-            try:
-                number = ds.lax_int(ds.raw(item.value)) if "integer" in kinds else ds.lax_float(ds.raw(item.value))
-            except (ds.Invalid, TypeError, ValueError):
-                continue
-            where = ds.dotted(path + (item.key,))
-            bound = _violated(spec, number)
-            if bound:
-                yield Finding(item.value.span, f"{where} is {ds.show(item.value)}: pydantic raises 'Input should be {bound}'")
+        try:
+            number = ds.lax_int(ds.raw(item.value)) if "integer" in kinds else ds.lax_float(ds.raw(item.value))
+        except (ds.Invalid, TypeError, ValueError):
+            continue
+        where = ds.dotted(path + (item.key,))
+        bound = _violated(spec, number)
+        if bound:
+            yield Finding(item.value.span, f"{where} is {ds.show(item.value)}: pydantic raises 'Input should be {bound}'")
     fp16 = config.get("fp16")
     if isinstance(fp16, Mapping):
         item = fp16.entry("loss_scale")
@@ -619,53 +600,48 @@ def unchecked_value_type(use, context):
     currently reads any non-empty string as true, so the fix changes what runs.
     """
     version = ds.Version(context)
-    for path, mapping, section, strict in ds.sections(use.config, version):
-        if strict:
+    for path, item, spec in ds.described_entries(use.config, version, strict=False):
+        if not spec.get("x-dslint-unchecked"):
             continue
-        props = ds.known_keys(section, version, path)
-        for item in mapping.entries:
-            spec = props.get(item.key)
-            if spec is None or not spec.get("x-dslint-unchecked") or ds.is_auto(item.value):
+        if not path and item.key in BATCH_KEYS:
+            continue
+        kinds, enum = _kinds(spec)
+        kind = spec.get("type")
+        if kind not in ("boolean", "number", "integer") or enum:
+            continue
+        node = item.value
+        value = ds.raw(node)
+        if value is None or (isinstance(value, bool) and kind == "boolean") or (isinstance(value, (int, float)) and not isinstance(value, bool) and kind != "boolean"):
+            continue
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            continue  # 0/1 for a flag: Python truthiness works
+        where = ds.dotted(path + (item.key,))
+        if isinstance(value, bool):
+            continue  # a boolean for a number: True == 1 in Python; harmless here
+        if isinstance(value, str):
+            if kind == "boolean":
+                lowered = value.strip().lower()
+                target = True if lowered in ("true", "yes", "on", "1") else False if lowered in ("false", "no", "off", "0", "") else None
+                truth = "truthy" if value else "falsy"
+                message = f"{where} is {_how(node)}: DeepSpeed does not type-check it and a non-empty string is {truth}"
+                if target is False and value:
+                    message += ", so this turns the setting ON"
+                fix = Fix.unsafe(f"Write {str(target).lower()}", replace_value(node, target)) if target is not None else None
+                yield Finding(node.span, message, fix=fix)
                 continue
-            if not path and item.key in BATCH_KEYS:
-                continue
-            kinds, enum = _kinds(spec)
-            kind = spec.get("type")
-            if kind not in ("boolean", "number", "integer") or enum:
-                continue
-            node = item.value
-            value = ds.raw(node)
-            if value is None or (isinstance(value, bool) and kind == "boolean") or (isinstance(value, (int, float)) and not isinstance(value, bool) and kind != "boolean"):
-                continue
-            if isinstance(value, (int, float)) and not isinstance(value, bool):
-                continue  # 0/1 for a flag: Python truthiness works
-            where = ds.dotted(path + (item.key,))
-            if isinstance(value, bool):
-                continue  # a boolean for a number: True == 1 in Python; harmless here
-            if isinstance(value, str):
-                if kind == "boolean":
-                    lowered = value.strip().lower()
-                    target = True if lowered in ("true", "yes", "on", "1") else False if lowered in ("false", "no", "off", "0", "") else None
-                    truth = "truthy" if value else "falsy"
-                    message = f"{where} is {_how(node)}: DeepSpeed does not type-check it and a non-empty string is {truth}"
-                    if target is False and value:
-                        message += ", so this turns the setting ON"
-                    fix = Fix.unsafe(f"Write {str(target).lower()}", replace_value(node, target)) if target is not None else None
-                    yield Finding(node.span, message, fix=fix)
-                    continue
-                try:
-                    number = float(value.strip())
-                except ValueError:
-                    number = None
-                message = f"{where} is {_how(node)}, not a number: DeepSpeed does not type-check it and fails where it first compares or computes with it"
-                fix = None
-                if number is not None and math.isfinite(number):
-                    written = int(number) if number.is_integer() and kind == "integer" else number
-                    fix = Fix.safe(f"Write the number {written}", replace_value(node, written))
-                severity = Severity.ERROR if not path and item.key in _NUMERIC_CRASH else None
-                yield Finding(node.span, message + _placeholder_hint(value), fix=fix, severity=severity)
-                continue
-            yield Finding(node.span, f"{where} is {ds.describe(value)}, but DeepSpeed uses it as {'a boolean' if kind == 'boolean' else 'a number'}")
+            try:
+                number = float(value.strip())
+            except ValueError:
+                number = None
+            message = f"{where} is {_how(node)}, not a number: DeepSpeed does not type-check it and fails where it first compares or computes with it"
+            fix = None
+            if number is not None and math.isfinite(number):
+                written = int(number) if number.is_integer() and kind == "integer" else number
+                fix = Fix.safe(f"Write the number {written}", replace_value(node, written))
+            severity = Severity.ERROR if not path and item.key in _NUMERIC_CRASH else None
+            yield Finding(node.span, message + _placeholder_hint(value), fix=fix, severity=severity)
+            continue
+        yield Finding(node.span, f"{where} is {ds.describe(value)}, but DeepSpeed uses it as {'a boolean' if kind == 'boolean' else 'a number'}")
 
 
 @rule("DS219", "gradient-clipping-default", severity="info", target="deepspeed")
