@@ -99,7 +99,8 @@ def _settings(config: str | None, no_config: bool):
 @click.option("--show-fixes", is_flag=True, help="List the fixes that were applied.")
 @click.option("--add-noqa", is_flag=True, help="Add a '# dslint: disable=CODE' comment for every finding where the file allows comments.")
 @click.option("-v", "--verbose", is_flag=True, help="Also list the files that were skipped, with the reason.")
-def check(paths, fmt, statistics, select, extend_select, ignore, exit_zero, fail_on, world_size, target, config_file, no_config, stdin_filename, fix, unsafe_fixes, diff, fix_only, show_fixes, add_noqa, verbose):
+@click.option("--device-memory", default=None, help="Memory of one device (e.g. 80GB) for memory-fit; default: from the hardware setting.")
+def check(paths, fmt, statistics, select, extend_select, ignore, exit_zero, fail_on, world_size, target, config_file, no_config, stdin_filename, fix, unsafe_fixes, diff, fix_only, show_fixes, add_noqa, verbose, device_memory=None):
     """Lint PATHS (files or directories; default: the current directory; '-' reads stdin)."""
     from dslint.config import Setting
     from dslint.diagnostics import Severity
@@ -120,6 +121,8 @@ def check(paths, fmt, statistics, select, extend_select, ignore, exit_zero, fail
         settings.world_size = Setting(world_size, "--world-size on the command line")
     if target is not None:
         settings.target = Setting(target, "--target on the command line")
+    if device_memory is not None:
+        settings.device_memory = Setting(_memory_size(device_memory), f"--device-memory {device_memory} on the command line")
 
     engine = Engine(settings)
     for error in engine.plugin_errors:
@@ -221,7 +224,7 @@ def _report_internal(result, outcome) -> None:
     for error in result.internal_errors:
         click.echo(f"dslint: internal error in {error.where}: {error.message}", err=True)
     if outcome is not None and not outcome.converged:
-        click.echo("dslint: internal error: fixes did not converge after 10 passes; the last pass was not written", err=True)
+        click.echo("dslint: internal error: fixes did not converge after 10 passes (a rule's fix keeps changing the file); nothing was written", err=True)
         result.internal_errors.append(object())
 
 
@@ -267,6 +270,62 @@ def show_rule(code_or_name):
             click.echo(r.doc)
             return
     _fail(f"no rule named {code_or_name!r} (see `dslint rules`)")
+
+
+def _memory_size(text: str) -> int:
+    from dslint.memory import parse_size
+
+    try:
+        return parse_size(text)
+    except ValueError as exc:
+        _fail(str(exc))
+
+
+@main.command("explain")
+@click.argument("paths", nargs=-1, type=click.Path())
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", help="text for people, json for programs (docs/explain.md).")
+@click.option("--world-size", type=click.IntRange(min=1), default=None, help="World size for DeepSpeed configs and training YAML no launch script reaches.")
+@click.option("--samples", type=click.IntRange(min=1), default=None, help="Training samples, for steps per epoch and in total.")
+@click.option("--params", default=None, help="Parameter count of the model (e.g. 7B, 1.5B, 350M) when its name is not recognised.")
+@click.option("--device-memory", default=None, help="Memory of one device (e.g. 80GB); default: from the hardware setting.")
+@click.option("--config", "config_file", type=click.Path(dir_okay=False), default=None, help="Use this configuration file.")
+@click.option("--no-config", is_flag=True, help="Ignore configuration files.")
+def explain(paths, fmt, world_size, samples, params, device_memory, config_file, no_config):
+    """Show each launch in PATHS as it will run: batch, steps, precision, ZeRO and memory per device."""
+    from dslint.discovery import PathError
+    from dslint.engine import Engine
+    from dslint.explain import explain_result, options_from_settings, to_json
+    from dslint.models import parse_count
+
+    settings = _settings(config_file, no_config)
+    settings.select = ["DS001"]  # explain reads and links files; it does not lint them
+    settings.extend_select, settings.ignore = [], []
+    overrides = {"samples": samples}
+    if world_size is not None:
+        overrides.update(world_size=world_size, world_size_origin="--world-size on the command line")
+    if params is not None:
+        try:
+            overrides["params"] = parse_count(params)
+        except ValueError as exc:
+            _fail(str(exc))
+    if device_memory is not None:
+        overrides.update(device_memory=_memory_size(device_memory), device_memory_origin=f"--device-memory {device_memory} on the command line")
+    options = options_from_settings(settings, cwd=Path.cwd(), **overrides)
+    try:
+        result = Engine(settings).lint_paths(list(paths) or ["."])
+    except PathError as exc:
+        _fail(str(exc))
+    explanations = explain_result(result, options)
+    if fmt == "json":
+        import json
+
+        _emit(json.dumps(to_json(explanations), indent=2, ensure_ascii=False) + "\n", "json")
+    else:
+        from dslint.report.explain_text import render
+
+        _emit(render(explanations), "text")
+    _report_internal(result, None)
+    sys.exit(EXIT_ERROR if result.internal_errors else EXIT_CLEAN)
 
 
 @main.command("schema")

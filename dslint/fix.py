@@ -136,8 +136,11 @@ def fix_paths(lint, unsafe: bool, write: bool) -> FixOutcome:
         if not changed:
             break
     else:
+        # A fix that keeps changing the file is a bug in a rule: write nothing, report it.
         outcome.converged = False
-        outcome.result = lint(overrides)
+        outcome.result = lint({})
+        outcome.applied = []
+        return outcome
     for path, data in overrides.items():
         original = originals[path]
         if data == original.to_bytes():

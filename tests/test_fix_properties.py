@@ -203,3 +203,61 @@ def test_renaming_a_yaml_key_keeps_comments_and_anchors(tmp_path):
     assert fixed == text.replace("evaluation_strategy", "eval_strategy")
     again, problems = parse_yaml(SourceFile(path="train.yaml", text=fixed))
     assert not problems and again.get("run").value_of("eval_strategy") == "steps"
+
+
+def _custom_rules():
+    from dslint.diagnostics import Edit, Finding, Fix
+    from dslint.rule import rule
+
+    @rule("ZZ901", "quote-stage", target="document", fixable=True, kinds=("deepspeed-json",))
+    def quote_stage(document, context):
+        """Test rule: wraps the whole stage value in a list (overlaps ZZ902)."""
+        node = document.mapping.get("zero_optimization").get("stage")
+        if not node.span.text.startswith("["):
+            yield Finding(node.span, "wrap", fix=Fix.safe("wrap", Edit(node.span.source, node.span.start, node.span.end, f"[{node.span.text}]")))
+
+    @rule("ZZ902", "bump-stage", target="document", fixable=True, kinds=("deepspeed-json",))
+    def bump_stage(document, context):
+        """Test rule: rewrites the stage digit 2 as 3 (overlaps ZZ901)."""
+        node = document.mapping.get("zero_optimization").get("stage")
+        at = node.span.text.find("2")
+        if at != -1:
+            start = node.span.start + at
+            yield Finding(node.span, "bump", fix=Fix.safe("bump", Edit(node.span.source, start, start + 1, "3")))
+
+    @rule("ZZ903", "never-done", target="document", fixable=True, kinds=("deepspeed-json",))
+    def never_done(document, context):
+        """Test rule: its fix always changes the file, so fixing never converges."""
+        end = document.mapping.span.end
+        yield Finding(document.mapping.span, "grow", fix=Fix.safe("grow", Edit(document.source, end, end, " ")))
+
+    return quote_stage, bump_stage, never_done
+
+
+def test_overlapping_edits_are_applied_one_at_a_time_across_passes(tmp_path, monkeypatch):
+    quote_stage, bump_stage, _ = _custom_rules()
+    path = tmp_path / "ds.json"
+    path.write_text('{"zero_optimization": {"stage": 2}}\n')
+    monkeypatch.chdir(tmp_path)
+    engine = Engine(Settings(root=tmp_path), rules=[quote_stage, bump_stage])
+    outcome = _fix(engine, ["."], unsafe=False)
+    assert outcome.converged
+    assert sorted(code for _, code, _ in outcome.applied) == ["ZZ901", "ZZ902"]
+    assert path.read_text() == '{"zero_optimization": {"stage": [3]}}\n'
+
+
+def test_a_fix_loop_that_does_not_converge_is_an_internal_error(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from dslint import cli
+
+    *_, never_done = _custom_rules()
+    (tmp_path / "ds.json").write_text('{"zero_optimization": {"stage": 2}}\n')
+    monkeypatch.chdir(tmp_path)
+    outcome = _fix(Engine(Settings(root=tmp_path), rules=[never_done]), ["."])
+    assert not outcome.converged
+    assert (tmp_path / "ds.json").read_text() == '{"zero_optimization": {"stage": 2}}\n', "nothing is written"
+    monkeypatch.setattr("dslint.engine.load_rules", lambda: ([never_done], []))
+    result = CliRunner().invoke(cli.main, ["check", "--fix", "."])
+    assert result.exit_code == 2
+    assert "fixes did not converge" in result.output
