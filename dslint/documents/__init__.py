@@ -88,7 +88,8 @@ def _read_json(source: SourceFile) -> Document:
     kind = classify_json(root)
     if kind is None:
         raise Skipped("JSON, but neither a DeepSpeed config nor training arguments")
-    return Document(source=source, kind=kind, root=root, problems=problems, strict_json=strict)
+    flavor = training_flavor(set(root.keys())) if kind == TRAINING_JSON else None
+    return Document(source=source, kind=kind, root=root, problems=problems, strict_json=strict, flavor=flavor)
 
 
 def _read_yaml(source: SourceFile) -> Document:
