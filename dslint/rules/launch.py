@@ -580,8 +580,10 @@ def accelerate_processes(plan, context):
     ## What it checks
     - `--num_processes` on the command line overrides the config file's `num_processes`; when
       they differ, the file is misleading (info).
-    - `num_machines > 1` in a config while the launch passes no `--machine_rank` and the file no
-      `machine_rank` beyond 0: only one node's command is visible (warning).
+    - `num_machines > 1` in a config while the launch passes no `--machine_rank`: every node
+      that runs the script starts as the config's `machine_rank` (0 by default), so the other
+      ranks never join and the rendezvous waits (warning). Pass `--machine_rank $NODE_RANK`,
+      or one script per node with its rank, as ms-swift's multi-node accelerate example does.
     - `num_processes` not a multiple of `num_machines`: accelerate divides processes evenly across
       machines (`--nproc_per_node = num_processes // num_machines`, accelerate
       utils/launch.py), so the remainder is lost (error).
@@ -605,6 +607,16 @@ def accelerate_processes(plan, context):
         )
     machines = plan.nodes
     total = plan.world_size
+    rank_entry = mapping.entry("machine_rank")
+    if machines is not None and machines.value and machines.value > 1 and "machine_rank" not in plan.launcher_args:
+        rank = rank_entry.value.to_python() if rank_entry is not None else 0
+        yield Finding(
+            machines.span or plan.span,
+            f"num_machines is {machines.value} but every run of this launch starts machine_rank {rank} "
+            f"({'machine_rank in the config' if rank_entry is not None else 'the default'}, not overridden with --machine_rank): "
+            "the other machines never join and the rendezvous waits; pass --machine_rank per node",
+            related=[Related("machine_rank in the config", rank_entry.value.span)] if rank_entry is not None else [],
+        )
     if machines is not None and total is not None and machines.value and total.value and total.value % machines.value:
         yield Finding(
             total.span or plan.span,
