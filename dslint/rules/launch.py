@@ -318,8 +318,11 @@ def processes_exceed_devices(plan, context):
     the variable (see `deepspeed-ignores-visible-devices`).
 
     ## Why it matters
-    Ranks beyond the device count fail to bind a device (`CUDA error: invalid device ordinal`;
-    on Ascend "ranks may fail to bind devices ... HCCL may report errors", ms-swift NPU docs).
+    Each rank binds device `LOCAL_RANK` (`torch.cuda.set_device(local_rank)` in transformers
+    training_args.py `_setup_devices`, and in DeepSpeed's and accelerate's process setup); ranks
+    beyond the device count fail with `CUDA error: invalid device ordinal`. On Ascend: "If the
+    process count is larger than the number of visible devices, ranks may fail to bind devices
+    ... HCCL may report errors" (ms-swift docs/source_en/BestPractices/NPU-support.md:791-793).
 
     ## Example
     ```sh
@@ -478,9 +481,10 @@ def single_process_deepspeed(plan, context):
 
     ## What it checks
     A plain `python` launch is one process. With a DeepSpeed config the HF Trainer initialises
-    a distributed group of size 1, so one device trains and the other visible devices idle
-    (and ZeRO partitions nothing). Use a launcher: `deepspeed`, `torchrun` or
-    `accelerate launch`.
+    a distributed group of its own (`deepspeed.init_distributed()` from
+    transformers training_args.py `_setup_devices`, line 1843 in 5.23), which has one rank when
+    no launcher set WORLD_SIZE: one device trains, the other visible devices idle, and ZeRO
+    partitions nothing. Use a launcher: `deepspeed`, `torchrun` or `accelerate launch`.
 
     ## Example
     ```sh
@@ -585,8 +589,9 @@ def accelerate_processes(plan, context):
       ranks never join and the rendezvous waits (warning). Pass `--machine_rank $NODE_RANK`,
       or one script per node with its rank, as ms-swift's multi-node accelerate example does.
     - `num_processes` not a multiple of `num_machines`: accelerate divides processes evenly across
-      machines (`--nproc_per_node = num_processes // num_machines`, accelerate
-      utils/launch.py), so the remainder is lost (error).
+      machines (`nproc_per_node = str(num_processes // num_machines)`, accelerate
+      utils/launch.py:217; `--num_gpus` likewise at utils/launch.py:476), so the remainder is
+      lost (error).
     - more processes per machine than visible devices (error; see `processes-exceed-devices`).
 
     ## Example

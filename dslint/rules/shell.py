@@ -109,7 +109,9 @@ def space_after_backslash(document, context):
     """Spaces or tabs follow the `\\` meant to continue a line: it does not continue.
 
     ## What it checks
-    `\\` continues a line only when it is the very last character. With whitespace after it,
+    `\\` continues a line only when it is the very last character (GNU Bash Reference Manual,
+    §3.1.2.1 Escape Character: "If a `\\newline` pair appears ... it is treated as a line
+    continuation"). With whitespace after it,
     bash escapes the space instead and ends the command at the end of the line; the next lines
     run as separate commands. The whitespace is invisible in most editors.
 
@@ -134,7 +136,8 @@ def crlf_line_endings(document, context):
     """The script has Windows (CRLF) line endings.
 
     ## What it checks
-    bash does not treat `\\r` as whitespace: `\\` followed by `\\r\\n` does not continue the line,
+    bash splits words on space, tab and newline only (`IFS`, GNU Bash Reference Manual §3.5.7),
+    so it does not treat `\\r` as whitespace: `\\` followed by `\\r\\n` does not continue the line,
     and every last word of a line carries a trailing `\\r` (`--output_dir out\\r`,
     `$'\\r': command not found`).
 
@@ -152,7 +155,8 @@ def trailing_backslash_at_eof(document, context):
     """The last line of the script ends in `\\`.
 
     ## What it checks
-    A continuation at the very end of the file continues into nothing. bash accepts it, but it
+    A continuation at the very end of the file continues into nothing (GNU Bash Reference
+    Manual §3.1.2.1: the `\\newline` pair is removed; here nothing follows it). bash accepts it, but it
     usually means the last argument of the command was deleted, or the file was cut.
 
     ## Example
