@@ -62,6 +62,7 @@ class Settings:
     target: Setting | None = None
     hardware: Setting | None = None
     deepspeed_version: Setting | None = None
+    device_memory: Setting | None = None  # bytes per device (--device-memory); else from hardware
     path: Path | None = None  # the config file used, if any
     root: Path = field(default_factory=Path.cwd)  # globs are relative to it
 

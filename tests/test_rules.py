@@ -37,6 +37,10 @@ def _settings(rule: str, case: dict, root: Path) -> Settings:
         settings.target = Setting(case["target"], "target in the test case")
     if "hardware" in case:
         settings.hardware = Setting(case["hardware"], "hardware in the test case")
+    if "device_memory" in case:
+        from dslint.memory import parse_size
+
+        settings.device_memory = Setting(parse_size(case["device_memory"]), "--device-memory in the test case")
     return settings
 
 

@@ -1,0 +1,298 @@
+"""``dslint explain``: the resolved launch, every number with where it came from."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import jsonschema
+import pytest
+from click.testing import CliRunner
+
+from dslint.cli import main
+from dslint.config import Settings
+from dslint.engine import Engine
+from dslint.explain import Options, explain_result, to_json
+from dslint.memory import GiB
+from dslint.report.explain_text import render
+
+ROOT = Path(__file__).resolve().parents[1]
+SCHEMA = json.loads((ROOT / "schemas" / "explain.schema.json").read_text(encoding="utf-8"))
+
+MULTI_NODE_SWIFT = """\
+#!/bin/bash
+# 2 nodes x 8 GPUs, full-parameter SFT of Qwen2.5-7B with ZeRO-3 (run on every node)
+NNODES=2 \\
+NODE_RANK=$NODE_RANK \\
+MASTER_ADDR=$MASTER_ADDR \\
+NPROC_PER_NODE=8 \\
+swift sft \\
+    --model Qwen/Qwen2.5-7B-Instruct \\
+    --train_type full \\
+    --dataset data/train.jsonl \\
+    --torch_dtype bfloat16 \\
+    --num_train_epochs 3 \\
+    --per_device_train_batch_size 2 \\
+    --max_length 4096 \\
+    --gradient_checkpointing true \\
+    --deepspeed zero3 \\
+    --output_dir output
+"""
+
+
+def _explain(tmp_path, monkeypatch, files: dict[str, str], paths=(".",), **options):
+    monkeypatch.chdir(tmp_path)
+    for name, text in files.items():
+        target = tmp_path / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+    result = Engine(Settings(select=["DS001"], root=tmp_path)).lint_paths(list(paths))
+    explanations = explain_result(result, Options(cwd=tmp_path, **options))
+    jsonschema.validate(to_json(explanations), SCHEMA)
+    return explanations
+
+
+def test_multi_node_swift_launch(tmp_path, monkeypatch):
+    (e,) = _explain(tmp_path, monkeypatch, {"train.sh": MULTI_NODE_SWIFT}, samples=10_000, device_memory=80 * GiB)
+    assert (e.launcher, e.consumer, e.entry) == ("swift", "swift", "swift sft")
+    assert (e.nodes.value, e.procs_per_node.value, e.world_size.value) == (2, 8, 16)
+    assert (e.nodes.line, e.procs_per_node.line) == (3, 6)
+    assert e.parallel.data_parallel.value == 16
+    batch = e.batch
+    assert (batch.micro_batch.value, batch.micro_batch.line) == (2, 13)
+    # ms-swift's default accumulation: max(1, ceil(16 / (2 × 16))) = 1
+    assert batch.accumulation.value == 1 and batch.accumulation.default
+    assert "ceil(16 / (2 × 16))" in batch.accumulation.origin
+    assert batch.global_batch == 32 and batch.passes_per_step == 1
+    steps = e.steps
+    assert steps.batches_per_epoch == math.ceil(10_000 / 32)
+    assert steps.steps_per_epoch == 313 and steps.total_steps == 939
+    assert "0/939" in steps.progress_bar
+    assert e.precision.mixed_precision.value == "bf16" and e.precision.deepspeed_bf16.value is True
+    assert e.zero.stage.value == 3 and e.zero.stage.line == 16
+    assert e.model.shape.name == "Qwen2.5-7B" and e.model.how == "recognised-name"
+    assert e.model.seq_len.value == 4096 and e.model.checkpointing.value is True
+    memory = e.memory
+    assert memory.fits is True
+    keys = {t.key for t in memory.estimate.terms}
+    assert {"weights", "optimizer_states", "largest_layer", "live_parameters", "activations", "logits"} <= keys
+    # Model states as DeepSpeed's ZeRO-3 estimator counts them: 18·P/16 + 4·L.
+    shape = e.model.shape
+    assert memory.estimate.model_states() == pytest.approx(18 * shape.params / 16 + 4 * shape.largest_layer)
+    text = render([e])
+    assert "2 node(s) × 8 process(es) per node = 16" in text
+    assert "global batch = 2 × 1 × 16 = 32" in text
+    assert "fits" in text
+
+
+def test_swift_accumulation_default_reaches_sixteen(tmp_path, monkeypatch):
+    (e,) = _explain(tmp_path, monkeypatch, {"run.sh": "NPROC_PER_NODE=4 swift sft --model m --deepspeed zero2\n"})
+    assert e.batch.micro_batch.value == 1 and e.batch.micro_batch.default  # ms-swift's default
+    assert e.batch.accumulation.value == 4
+    assert e.batch.global_batch == 16
+
+
+def test_swift_sequence_parallel_divides_data_parallel(tmp_path, monkeypatch):
+    (e,) = _explain(tmp_path, monkeypatch, {"run.sh": "NPROC_PER_NODE=8 swift sft --model m --sequence_parallel_size 2 --per_device_train_batch_size 1 --gradient_accumulation_steps 4\n"})
+    assert e.parallel.sequence.value == 2
+    assert e.parallel.data_parallel.value == 4
+    assert e.batch.global_batch == 16
+
+
+def test_hf_trainer_defaults(tmp_path, monkeypatch):
+    files = {
+        "run.sh": "torchrun --nproc_per_node 4 train.py --deepspeed ds.json --model_name_or_path meta-llama/Llama-2-7b-hf --bf16\n",
+        "ds.json": '{"zero_optimization": {"stage": 2}, "bf16": {"enabled": "auto"}, "train_micro_batch_size_per_gpu": "auto"}\n',
+    }
+    (e,) = _explain(tmp_path, monkeypatch, files, paths=["run.sh"])
+    assert e.consumer == "hf"
+    assert e.batch.micro_batch.value == 8 and "transformers default" in e.batch.micro_batch.origin
+    assert e.batch.accumulation.value == 1
+    assert e.batch.global_batch == 32
+    assert e.steps.epochs.value == 3.0
+    assert e.precision.mixed_precision.value == "bf16"
+    assert e.zero.stage.value == 2
+    assert e.model.training.value == "full" and e.model.checkpointing.value is False
+    assert e.memory.estimate.model_states() == pytest.approx(2 * e.model.shape.params + 18 * e.model.shape.params / 4)
+
+
+def test_steps_per_epoch_round_up_the_last_accumulation(tmp_path, monkeypatch):
+    script = "NPROC_PER_NODE=2 swift sft --model m --per_device_train_batch_size 2 --gradient_accumulation_steps 8 --num_train_epochs 2\n"
+    (e,) = _explain(tmp_path, monkeypatch, {"run.sh": script}, samples=1003)
+    assert e.steps.batches_per_epoch == math.ceil(1003 / 4) == 251
+    assert e.steps.steps_per_epoch == math.ceil(251 / 8) == 32
+    assert e.steps.total_steps == 64
+
+
+def test_swift_dataset_sample_counts(tmp_path, monkeypatch):
+    script = "NPROC_PER_NODE=2 swift sft --model m --dataset 'a#500' 'b#700' --per_device_train_batch_size 1 --gradient_accumulation_steps 1 --num_train_epochs 1\n"
+    (e,) = _explain(tmp_path, monkeypatch, {"run.sh": script})
+    assert e.steps.samples.value == 1200
+    assert e.steps.total_steps == 600
+
+
+def test_max_steps_wins(tmp_path, monkeypatch):
+    script = "NPROC_PER_NODE=2 swift sft --model m --max_steps 100 --per_device_train_batch_size 1\n"
+    (e,) = _explain(tmp_path, monkeypatch, {"run.sh": script}, samples=1000)
+    assert e.steps.total_steps == 100
+
+
+def test_megatron_data_parallel_and_accumulation(tmp_path, monkeypatch):
+    script = (
+        "NPROC_PER_NODE=8 megatron sft --model Qwen/Qwen2.5-7B --tensor_model_parallel_size 2 --pipeline_model_parallel_size 2 "
+        "--micro_batch_size 2 --global_batch_size 64 --max_length 2048 --use_distributed_optimizer true\n"
+    )
+    (e,) = _explain(tmp_path, monkeypatch, {"run.sh": script})
+    assert e.parallel.data_parallel.value == 2
+    assert e.batch.accumulation.value == 16
+    assert e.batch.global_batch == 64
+    assert e.zero.engine == "megatron"
+    states = e.memory.estimate.model_states()
+    p = e.model.shape.params / 4  # tensor × pipeline
+    assert states == pytest.approx(6 * p + 12 * p / 2)
+
+
+def test_megatron_defaults(tmp_path, monkeypatch):
+    (e,) = _explain(tmp_path, monkeypatch, {"run.sh": "NPROC_PER_NODE=4 megatron sft --model m\n"})
+    assert e.batch.micro_batch.value == 1 and e.batch.global_batch == 16
+    assert e.batch.accumulation.value == 4
+
+
+def test_deepspeed_config_with_world_size(tmp_path, monkeypatch):
+    files = {"ds.json": '{"train_batch_size": 64, "train_micro_batch_size_per_gpu": 2, "zero_optimization": {"stage": 1}, "fp16": {"enabled": true}}\n'}
+    (e,) = _explain(tmp_path, monkeypatch, files, world_size=8, params=1_300_000_000)
+    assert e.kind == "deepspeed-config"
+    assert e.batch.micro_batch.value == 2
+    assert e.batch.accumulation.value == 4 and "derives" in e.batch.accumulation.origin
+    assert e.batch.global_batch == 64
+    assert e.precision.mixed_precision.value == "fp16"
+    assert e.model.how == "params-option"
+    assert e.memory.estimate.model_states() == pytest.approx(4 * 1.3e9 + 16 * 1.3e9 / 8)
+
+
+def test_auto_under_plain_deepspeed_is_off(tmp_path, monkeypatch):
+    files = {"ds.json": '{"train_micro_batch_size_per_gpu": 1, "bf16": {"enabled": "auto"}, "zero_optimization": {"stage": "auto"}}\n'}
+    (e,) = _explain(tmp_path, monkeypatch, files, world_size=2)
+    assert e.precision.deepspeed_bf16.value is False
+    assert e.precision.mixed_precision.value == "fp32"
+    assert e.zero.stage.value == 0
+
+
+def test_local_config_json_next_to_the_model(tmp_path, monkeypatch):
+    config = (
+        '{"model_type": "qwen2", "hidden_size": 896, "num_hidden_layers": 24, "num_attention_heads": 14, "num_key_value_heads": 2,'
+        ' "intermediate_size": 4864, "vocab_size": 151936, "tie_word_embeddings": true}'
+    )
+    files = {"models/tiny/config.json": config, "run.sh": "NPROC_PER_NODE=2 swift sft --model models/tiny --train_type full --deepspeed zero2 --max_length 1024\n"}
+    (e,) = _explain(tmp_path, monkeypatch, files, paths=["run.sh"])
+    assert e.model.how == "local-config"
+    assert e.model.shape.params == 494_032_768
+    assert "config.json" in e.model.shape.source
+
+
+def test_params_option_without_a_model_name(tmp_path, monkeypatch):
+    (e,) = _explain(tmp_path, monkeypatch, {"run.sh": "NPROC_PER_NODE=8 swift sft --model my/private --train_type full --deepspeed zero2\n"}, params=7_000_000_000)
+    assert e.model.shape.params == 7_000_000_000 and e.model.how == "params-option"
+    assert e.memory is not None
+    assert any("sequence length unknown" in n for n in e.notes)
+
+
+def test_unknown_model_says_how_to_get_an_estimate(tmp_path, monkeypatch):
+    (e,) = _explain(tmp_path, monkeypatch, {"run.sh": "NPROC_PER_NODE=8 swift sft --model my/private --deepspeed zero2\n"})
+    assert e.model is None and e.memory is None
+    assert any("--params" in n for n in e.notes)
+
+
+def test_lora_trains_an_adapter(tmp_path, monkeypatch):
+    (e,) = _explain(tmp_path, monkeypatch, {"run.sh": "NPROC_PER_NODE=2 swift sft --model Qwen/Qwen2.5-7B-Instruct --deepspeed zero2\n"})
+    assert e.model.training.value == "lora" and e.model.training.default
+    low, high = e.model.trainable
+    assert low == high and 0 < high < 0.01 * e.model.shape.params
+
+
+def test_offload_moves_states_to_cpu(tmp_path, monkeypatch):
+    files = {
+        "run.sh": "deepspeed --num_gpus 8 train.py --deepspeed_config ds.json --model_name_or_path meta-llama/Llama-3.1-8B\n",
+        "ds.json": '{"train_micro_batch_size_per_gpu": 1, "bf16": {"enabled": true}, "zero_optimization": {"stage": 3, "offload_optimizer": {"device": "cpu"}, "offload_param": {"device": "cpu"}}}\n',
+    }
+    (e,) = _explain(tmp_path, monkeypatch, files, paths=["run.sh"])
+    assert e.zero.offload_optimizer.value == "cpu" and e.zero.offload_param.value == "cpu"
+    assert e.memory.estimate.model_states() == pytest.approx(4 * e.model.shape.largest_layer)
+    assert e.memory.estimate.cpu_high > 0
+    assert {t.key for t in e.memory.estimate.terms if t.place == "moved"} == {"weights", "fp32_gradients", "master_weights", "optimizer_states"}
+
+
+def test_device_memory_from_hardware(tmp_path, monkeypatch):
+    (e,) = _explain(tmp_path, monkeypatch, {"train.sh": MULTI_NODE_SWIFT}, hardware="ascend-910b", hardware_origin="hardware in dslint.toml")
+    assert e.memory.device_memory.value == 64 * GiB
+
+
+def test_text_is_one_block_per_launch(tmp_path, monkeypatch):
+    files = {"a.sh": MULTI_NODE_SWIFT, "b.sh": "NPROC_PER_NODE=4 swift sft --model m --deepspeed zero2\n"}
+    explanations = _explain(tmp_path, monkeypatch, files)
+    text = render(explanations)
+    assert text.count("(launcher swift, read by ms-swift (HF Trainer))") == 2
+    for label in ("world", "parallel", "batch", "steps", "precision", "ZeRO"):
+        assert f"  {label}" in text
+
+
+# ---- the command ---------------------------------------------------------------------------------
+
+
+def _run(args, cwd):
+    for name, text in (("train.sh", MULTI_NODE_SWIFT), ("ds.json", '{"train_micro_batch_size_per_gpu": 4, "zero_optimization": {"stage": 2}}\n')):
+        (cwd / name).write_text(text, encoding="utf-8")
+    return CliRunner().invoke(main, args, catch_exceptions=False)
+
+
+@pytest.fixture(autouse=True)
+def _in_tmp(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+
+
+def test_cli_json_validates_against_the_schema(tmp_path):
+    run = _run(["explain", "--format", "json", "--world-size", "4", "--samples", "5000", "--device-memory", "80GB", "--no-config", "."], tmp_path)
+    assert run.exit_code == 0, run.output
+    data = json.loads(run.output)
+    jsonschema.validate(data, SCHEMA)
+    kinds = sorted(launch["kind"] for launch in data["launches"])
+    assert kinds == ["deepspeed-config", "launch"]
+    launch = next(item for item in data["launches"] if item["kind"] == "launch")
+    assert launch["batch"]["global_batch"] == 32
+    assert launch["memory"]["fits"] is True
+
+
+def test_cli_text(tmp_path):
+    run = _run(["explain", "--no-config", "train.sh", "--params", "7B"], tmp_path)
+    assert run.exit_code == 0, run.output
+    assert "global batch = 2 × 1 × 16 = 32" in run.output
+    assert "7B parameters (--params on the command line" in run.output
+
+
+@pytest.mark.parametrize("args", [["--params", "seven"], ["--device-memory", "lots"]])
+def test_cli_rejects_bad_sizes(tmp_path, args):
+    run = _run(["explain", "--no-config", "train.sh", *args], tmp_path)
+    assert run.exit_code == 2
+    assert "dslint: error:" in run.output
+
+
+def test_check_accepts_device_memory(tmp_path):
+    run = _run(["check", "--no-config", "--select", "DS801", "--device-memory", "16GB", "train.sh"], tmp_path)
+    assert run.exit_code == 1, run.output
+    assert "DS801" in run.output and "exceeds the 16 GiB" in run.output
+
+
+def test_readme_snippet_shows_real_output(tmp_path):
+    """docs/explain-readme-snippet.md: the example's output is what dslint prints today."""
+    import re
+
+    snippet = (ROOT / "docs" / "explain-readme-snippet.md").read_text(encoding="utf-8")
+    script = re.search(r"```bash\n(.*?)```", snippet, re.S).group(1)
+    shown = re.search(r"```text\n\$ dslint explain (\S+) --device-memory 80GB\n(.*?)```", snippet, re.S)
+    target = tmp_path / shown.group(1)
+    target.parent.mkdir(parents=True)
+    target.write_text(script, encoding="utf-8")
+    run = CliRunner().invoke(main, ["explain", "--no-config", shown.group(1), "--device-memory", "80GB"], catch_exceptions=False)
+    assert run.exit_code == 0
+    assert run.output == shown.group(2)
