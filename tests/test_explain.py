@@ -284,10 +284,11 @@ def test_check_accepts_device_memory(tmp_path):
 
 
 def test_readme_snippet_shows_real_output(tmp_path):
-    """docs/explain-readme-snippet.md: the example's output is what dslint prints today."""
+    """README's "Explain a launch" example: its output is what dslint prints today."""
     import re
 
-    snippet = (ROOT / "docs" / "explain-readme-snippet.md").read_text(encoding="utf-8")
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    snippet = readme[readme.index("## Explain a launch") :]
     script = re.search(r"```bash\n(.*?)```", snippet, re.S).group(1)
     shown = re.search(r"```text\n\$ dslint explain (\S+) --device-memory 80GB\n(.*?)```", snippet, re.S)
     target = tmp_path / shown.group(1)
