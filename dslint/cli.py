@@ -88,7 +88,7 @@ def _settings(config: str | None, no_config: bool):
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when problems are found.")
 @click.option("--fail-on", type=click.Choice(["error", "warning", "info"]), default=None, help="Lowest severity that fails the run (default: warning).")
 @click.option("--world-size", type=click.IntRange(min=1), default=None, help="Data-parallel world size for DeepSpeed configs no launch script reaches.")
-@click.option("--target", type=click.Choice(["gpu", "npu"]), default=None, help="The accelerator the launches run on (default: detected from each script; NPU rules need npu).")
+@click.option("--target", type=click.Choice(["gpu", "npu"]), default=None, help="The accelerator the launches run on (default: detected from each script; DS5xx rules run on Ascend NPU launches).")
 @click.option("--config", "config_file", type=click.Path(dir_okay=False), default=None, help="Use this configuration file.")
 @click.option("--no-config", is_flag=True, help="Ignore configuration files.")
 @click.option("--stdin-filename", default=None, help="The file name to report (and classify by) when reading '-'.")

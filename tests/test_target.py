@@ -1,0 +1,128 @@
+"""Target detection (dslint/launch/target.py): which launches run on Ascend NPU, and why; hardware
+from the settings or a script's comments; and the `--target` option of `dslint check`."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from dslint.config import Setting, Settings
+from dslint.engine import Engine
+from dslint.launch.target import hardware, launch_target
+
+
+def _plans(tmp_path: Path, files: dict[str, str], settings: Settings | None = None):
+    for name, text in files.items():
+        target = tmp_path / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+    settings = settings or Settings(select=["DS5"], root=tmp_path)
+    engine = Engine(settings)
+    old = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        result = engine.lint_paths(["."])
+    finally:
+        os.chdir(old)
+    return engine, [p for p in result.plans if p.launcher != "yaml"] or result.plans
+
+
+@pytest.mark.parametrize(
+    "script,reason",
+    [
+        ("export ASCEND_RT_VISIBLE_DEVICES=0,1\nNPROC_PER_NODE=2 swift sft --model m\n", "ASCEND_RT_VISIBLE_DEVICES is set at train.sh:1"),
+        ("export HCCL_CONNECT_TIMEOUT=1200\ntorchrun --nproc_per_node 2 train.py\n", "HCCL_CONNECT_TIMEOUT is set"),
+        ("PYTORCH_NPU_ALLOC_CONF=expandable_segments:True megatron sft --model m\n", "PYTORCH_NPU_ALLOC_CONF is set"),
+        ("source /usr/local/Ascend/ascend-toolkit/set_env.sh\nswift sft --model m\n", "the script sources /usr/local/Ascend/ascend-toolkit/set_env.sh"),
+        (". /usr/local/Ascend/nnal/atb/set_env.sh\nswift sft --model m\n", "nnal/atb/set_env.sh"),
+        ("npu-smi info\ntorchrun --nproc_per_node 8 train.py\n", "the script runs npu-smi"),
+        ("torchrun --nproc_per_node 2 train.py --ddp_backend hccl\n", "--ddp_backend hccl"),
+        ("python train.py --device npu:0\n", "device npu:0"),
+        ("DS_ACCELERATOR=npu deepspeed train.py\n", "DS_ACCELERATOR=npu"),
+        ("# 16 * 64GiB Ascend A3\nNPROC_PER_NODE=16 megatron sft --model m\n", "Ascend hardware named by a comment at train.sh:1"),
+    ],
+)
+def test_script_signals(tmp_path, script, reason):
+    engine, plans = _plans(tmp_path, {"train.sh": script})
+    found = launch_target(plans[0], engine.settings)
+    assert found is not None and found.npu, script
+    assert reason in found.reason
+
+
+@pytest.mark.parametrize(
+    "script",
+    [
+        "CUDA_VISIBLE_DEVICES=0,1 NPROC_PER_NODE=2 swift sft --model m\n",
+        "# Works on Ascend too: see the NPU docs for the variables to set\ntorchrun --nproc_per_node 2 train.py\n",
+        "export NCCL_SOCKET_IFNAME=eth0\ntorchrun --nproc_per_node 8 train.py --device cuda\n",
+        # one script for both: a branch is no evidence
+        'if [ "$DEVICE" = npu ]; then\n  export ASCEND_RT_VISIBLE_DEVICES=0,1\nelse\n  export CUDA_VISIBLE_DEVICES=0,1\nfi\n'
+        "NPROC_PER_NODE=2 swift sft --model m\n",
+    ],
+)
+def test_gpu_scripts_are_not_npu(tmp_path, script):
+    engine, plans = _plans(tmp_path, {"train.sh": script})
+    assert launch_target(plans[0], engine.settings) is None
+
+
+def test_program_importing_torch_npu(tmp_path):
+    files = {"train.sh": "torchrun --nproc_per_node 2 train.py --output_dir out\n", "train.py": "import torch\nimport torch_npu\n"}
+    engine, plans = _plans(tmp_path, files)
+    found = launch_target(plans[0], engine.settings)
+    assert found is not None and "imports torch_npu" in found.reason
+
+
+def test_ascend_folder_and_npu_file_names(tmp_path):
+    engine, plans = _plans(tmp_path, {"examples/ascend/sft.yaml": "model_name_or_path: m\nstage: sft\ndo_train: true\nfinetuning_type: lora\n"})
+    assert "under an 'ascend' folder" in launch_target(plans[0], engine.settings).reason
+    engine, plans = _plans(tmp_path / "b", {"qwen3_lora_sft_bnb_npu.yaml": "model_name_or_path: m\nstage: sft\ndo_train: true\nfinetuning_type: lora\n"})
+    assert "'npu' is a word of the file name" in launch_target(plans[0], engine.settings).reason
+    engine, plans = _plans(tmp_path / "c", {"input_npuzzle.yaml": "model_name_or_path: m\nstage: sft\ndo_train: true\nfinetuning_type: lora\n"})
+    assert launch_target(plans[0], engine.settings) is None
+
+
+def test_the_setting_decides(tmp_path):
+    script = {"train.sh": "export ASCEND_RT_VISIBLE_DEVICES=0,1\ntorchrun --nproc_per_node 2 train.py\n"}
+    settings = Settings(select=["DS5"], root=tmp_path)
+    settings.target = Setting("gpu", "target in dslint.toml")
+    engine, plans = _plans(tmp_path, script, settings)
+    found = launch_target(plans[0], engine.settings)
+    assert found is not None and not found.npu and found.setting
+    settings = Settings(select=["DS5"], root=tmp_path)
+    settings.hardware = Setting("ascend-910b", "hardware in dslint.toml")
+    engine, plans = _plans(tmp_path / "b", {"train.sh": "torchrun --nproc_per_node 2 train.py\n"}, settings)
+    assert launch_target(plans[0], engine.settings).npu
+
+
+def test_hardware_from_one_comment(tmp_path):
+    engine, plans = _plans(tmp_path, {"train.sh": "# Env: 8 * V100\ntorchrun --nproc_per_node 8 train.py\n"})
+    found = hardware(plans[0], engine.settings)
+    assert found is not None and found.name == "v100" and "train.sh:1" in found.origin
+    engine, plans = _plans(tmp_path / "b", {"train.sh": "# A100 or V100\ntorchrun --nproc_per_node 8 train.py\n"})
+    assert hardware(plans[0], engine.settings) is None  # two kinds: ambiguous
+    settings = Settings(select=["DS5"], root=tmp_path)
+    settings.hardware = Setting("h100", "hardware in dslint.toml")
+    engine, plans = _plans(tmp_path / "c", {"train.sh": "# Env: 8 * V100\ntorchrun --nproc_per_node 8 train.py\n"}, settings)
+    assert hardware(plans[0], engine.settings).name == "h100"
+
+
+def test_target_option(tmp_path):
+    (tmp_path / "train.sh").write_text("export CUDA_VISIBLE_DEVICES=0,1\ntorchrun --nproc_per_node 2 train.py --output_dir out\n", encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if k != "GITHUB_ACTIONS"}
+
+    def run(*args):
+        proc = subprocess.run([sys.executable, "-m", "dslint", "check", "--no-config", "--format", "json", "--select", "DS501", *args, "."],
+                              cwd=tmp_path, capture_output=True, text=True, env=env, timeout=120)
+        return json.loads(proc.stdout)["diagnostics"]
+
+    assert run() == []
+    found = run("--target", "npu")
+    assert [d["code"] for d in found] == ["DS501"]
+    assert "--target on the command line" in found[0]["message"]
+    bad = subprocess.run([sys.executable, "-m", "dslint", "check", "--target", "tpu", "."], cwd=tmp_path, capture_output=True, text=True, env=env, timeout=120)
+    assert bad.returncode == 2
