@@ -161,3 +161,10 @@ def test_preset_findings_are_reported_at_the_flag(tmp_path, monkeypatch):
     assert not result.internal_errors
     for diagnostic in result.diagnostics:
         assert not diagnostic.path.startswith("<")
+
+
+def test_ascend_visible_devices_win_over_cuda_ones(tmp_path, monkeypatch):
+    files = {"run.sh": "export CUDA_VISIBLE_DEVICES=0,1\nexport ASCEND_RT_VISIBLE_DEVICES=0,1,2,3\nNPROC_PER_NODE=4 swift sft --model m\n"}
+    (plan,) = plans_for(tmp_path, monkeypatch, files)
+    assert plan.visible_devices.value == ["0", "1", "2", "3"]
+    assert "ASCEND_RT_VISIBLE_DEVICES" in plan.visible_devices.origin

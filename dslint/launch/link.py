@@ -531,7 +531,8 @@ def _env_int(env: dict, name: str) -> Sourced | None:
 
 
 def _visible_devices(env: dict) -> Sourced | None:
-    for name in ("CUDA_VISIBLE_DEVICES", "ASCEND_RT_VISIBLE_DEVICES"):
+    # A script that sets the Ascend variable runs on NPUs, where CUDA_VISIBLE_DEVICES is inert.
+    for name in ("ASCEND_RT_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES"):
         value = env.get(name)
         if value is None:
             continue
