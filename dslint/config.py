@@ -34,6 +34,20 @@ KEYS = {
     "target": str,
     "hardware": str,
     "deepspeed-version": str,
+    "transformers-version": str,
+    "accelerate-version": str,
+    "trl-version": str,
+    "swift-version": str,
+    "llamafactory-version": str,
+    "detect-installed-versions": bool,
+}
+# Package-version settings: key -> Settings attribute (read by dslint.versions).
+VERSION_KEYS = {
+    "transformers-version": "transformers_version",
+    "accelerate-version": "accelerate_version",
+    "trl-version": "trl_version",
+    "swift-version": "swift_version",
+    "llamafactory-version": "llamafactory_version",
 }
 
 
@@ -62,6 +76,12 @@ class Settings:
     target: Setting | None = None
     hardware: Setting | None = None
     deepspeed_version: Setting | None = None
+    transformers_version: Setting | None = None
+    accelerate_version: Setting | None = None
+    trl_version: Setting | None = None
+    swift_version: Setting | None = None
+    llamafactory_version: Setting | None = None
+    detect_installed_versions: Setting | None = None  # opt-in: importlib.metadata of dslint's environment
     device_memory: Setting | None = None  # bytes per device (--device-memory); else from hardware
     path: Path | None = None  # the config file used, if any
     root: Path = field(default_factory=Path.cwd)  # globs are relative to it
@@ -137,7 +157,7 @@ def apply_table(settings: Settings, table: dict, origin: str) -> None:
         _apply(settings, key, value, f"{key} in {origin}")
 
 
-_TYPE_NAMES = {list: "a list of strings", dict: "a table", str: "a string", int: "an integer"}
+_TYPE_NAMES = {list: "a list of strings", dict: "a table", str: "a string", int: "an integer", bool: "true or false"}
 
 
 def _type_name(value: Any) -> str:
@@ -196,6 +216,13 @@ def _apply(settings: Settings, key: str, value: Any, origin: str) -> None:
         settings.hardware = Setting(normalized, origin)
     elif key == "deepspeed-version":
         settings.deepspeed_version = Setting(value, origin)
+    elif key in VERSION_KEYS:
+        text = value.strip()
+        if not text or not (text[0].isdigit() or text[0] in "<>=!~^"):
+            raise ConfigError(f"{origin}: {key} must be a version such as '4.45.2' or a specifier such as '>=4.41,<4.46'")
+        setattr(settings, VERSION_KEYS[key], Setting(text, origin))
+    elif key == "detect-installed-versions":
+        settings.detect_installed_versions = Setting(value, origin)
 
 
 def _as_list(codes: Any) -> list[str]:

@@ -24,7 +24,7 @@ def available() -> list[str]:
     for directory in schema_dirs():
         if directory.is_dir():
             names.update(p.name[: -len(SUFFIX)] for p in directory.glob(f"*{SUFFIX}"))
-    return sorted(names)
+    return sorted(names, key=lambda name: name + SUFFIX)  # file-name order: "x-1.0" before "x"
 
 
 def schema_path(name: str) -> Path | None:

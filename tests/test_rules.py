@@ -41,6 +41,10 @@ def _settings(rule: str, case: dict, root: Path) -> Settings:
         from dslint.memory import parse_size
 
         settings.device_memory = Setting(parse_size(case["device_memory"]), "--device-memory in the test case")
+    if "settings" in case:  # any other setting, spelled as in [tool.dslint]
+        from dslint.config import apply_table
+
+        apply_table(settings, case["settings"], "the test case")
     return settings
 
 

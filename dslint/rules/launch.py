@@ -113,10 +113,22 @@ def hf_config_mismatch(use, context):
     `gradient_clipping` ↔ `max_grad_norm`, `optimizer.params.lr/betas/eps/weight_decay` ↔
     `learning_rate`, `adam_beta1/2`, `adam_epsilon`, `weight_decay`,
     `scheduler.params.warmup_max_lr` ↔ `learning_rate`, `fp16.enabled` ↔ `fp16|fp16_full_eval`,
-    `bf16.enabled` ↔ `bf16|bf16_full_eval`. The comparison is Python's `!=`, so the string
-    `"8"` does not equal `8`. Values the launch does not set are compared with the consumer's
-    defaults (transformers: batch 8, accumulation 1, clipping 1.0, lr 5e-5; ms-swift: batch 1,
-    fp16/bf16 from `--torch_dtype`); values that depend on what dslint cannot see are skipped.
+    `bf16.enabled` ↔ `bf16|bf16_full_eval`, and
+    `scheduler.params.warmup_num_steps` ↔ `max(1, warmup_steps)` (`trainer_config_finalize`,
+    deepspeed.py:246-256: without `--warmup_steps` an explicit `0` or `10` mismatches `1`; a
+    `--warmup_steps` below 1 is a ratio of the training steps, which depend on the data set: not
+    judged, a deliberate difference in the generated oracle tests). The comparison
+    is Python's `!=`, so the string `"8"` does not equal `8`. Values the launch does not set are
+    compared with the consumer's defaults (transformers: batch 8, accumulation 1, clipping 1.0,
+    lr 5e-5; ms-swift: batch 1, fp16/bf16 from `--torch_dtype`); values that depend on what dslint
+    cannot see (`total_num_steps`, ratios) are skipped.
+
+    With `--auto_find_batch_size` the Trainer refuses ZeRO stage 3 (`auto_find_batch_size isn't
+    supported yet with DeepSpeed Zero-3`, trainer.py:898-906), and it compares the config once
+    more after accelerate added `gradient_accumulation_steps: 1` to a config without that key
+    (`propagate_args_to_deepspeed`), so `--gradient_accumulation_steps 4` then mismatches; so does
+    `--bf16_full_eval` (or `--fp16_full_eval`) without a `bf16` (`fp16`) section, which accelerate
+    fills with `enabled: false`.
 
     ## Why it matters
     The error comes after the model is loaded, on every rank.
@@ -163,11 +175,15 @@ def hf_config_mismatch(use, context):
     decay, decay_rel = args.get("weight_decay")
     checks.append(("optimizer.params.weight_decay", decay, "weight_decay", [decay_rel]))
     checks.append(("scheduler.params.warmup_max_lr", lr, "learning_rate", [lr_rel]))
+    warmup, warmup_rel = _warmup_steps(plan)
+    checks.append(("scheduler.params.warmup_num_steps", warmup, "warmup_steps", [warmup_rel]))
     for name, dsname in (("fp16", "fp16.enabled"), ("bf16", "bf16.enabled")):
         flag, flag_rel = args.get(name)
         full_eval, _ = args.get(f"{name}_full_eval")
         if flag is not None:
             checks.append((dsname, bool(flag or full_eval), f"{name}|{name}_full_eval", [flag_rel]))
+    if auto_find:
+        yield from _auto_find_batch_size(use, plan, gas, gas_rel, args)
     for dotted, hf_value, hf_name, related in checks:
         if hf_value is None:
             continue
@@ -188,6 +204,66 @@ def hf_config_mismatch(use, context):
             related=[r for r in related if r is not None] + _launch_related(use),
             fix=Fix.safe(f'Set {dotted} to "auto" so the Trainer fills it in', replace_value(node, "auto")),
         )
+
+
+def _warmup_steps(plan):
+    """HF's value for warmup_num_steps: max(1, warmup_steps) (transformers 5.23); None when it
+    depends on the training steps (a ratio below 1) or the consumer sets its own default."""
+    arg = plan.arg("warmup_steps")
+    if plan.arg("warmup_ratio") is not None:
+        return None, None
+    if arg is None:
+        if plan.consumer != "hf":
+            return None, None
+        return 1, Related("warmup_steps = 0 (the transformers default; HF writes max(1, warmup_steps))")
+    try:
+        value = float(arg.value)
+    except (TypeError, ValueError):
+        return None, None
+    if 0 < value < 1:
+        return None, None
+    return max(1, int(value)), Related(f"warmup_steps = {arg.value} ({arg.origin}; HF writes max(1, warmup_steps))", arg.span)
+
+
+def _auto_find_batch_size(use, plan, gas, gas_rel, args):
+    config = use.config
+    arg = plan.arg("auto_find_batch_size")
+    related = [Related(arg.origin, arg.span)] + _launch_related(use)
+    zero = config.get("zero_optimization")
+    stage = zero.get("stage") if isinstance(zero, Mapping) else None
+    if isinstance(stage, Scalar) and not isinstance(stage.value, (bool, str)) and stage.value == 3:
+        yield Finding(
+            stage.span,
+            "ZeRO stage 3 with --auto_find_batch_size: the HF Trainer stops with "
+            "'`auto_find_batch_size` isn't supported yet with DeepSpeed Zero-3'",
+            related=related,
+        )
+    if config.get("gradient_accumulation_steps") is None and gas is not None and gas != 1:
+        yield Finding(
+            ds_opening(config),
+            f"no gradient_accumulation_steps with --auto_find_batch_size and gradient accumulation {gas}: accelerate writes 1 into "
+            "the config, and the Trainer's second comparison (propagate_args_to_deepspeed) stops with "
+            f"'ds gradient_accumulation_steps=1 vs hf gradient_accumulation_steps={gas}'",
+            related=[r for r in [gas_rel] if r is not None] + related,
+            fix=None,
+        )
+    for name in ("fp16", "bf16"):
+        flag, _ = args.get(name)
+        full_eval, full_rel = args.get(f"{name}_full_eval")
+        if config.get(name) is None and not flag and full_eval:
+            # accelerate's set_mixed_precision writes {"enabled": false} for the absent section
+            yield Finding(
+                ds_opening(config),
+                f"no {name} section with --{name}_full_eval and --auto_find_batch_size: accelerate writes {name}.enabled false into "
+                f"the config, and the Trainer's second comparison stops with 'ds {name}.enabled=False vs hf {name}|{name}_full_eval=True'",
+                related=[r for r in [full_rel] if r is not None] + related,
+            )
+
+
+def ds_opening(config: Mapping):
+    from dslint.source import Span
+
+    return Span(config.span.source, config.span.start, min(config.span.start + 1, config.span.end))
 
 
 def _show(value) -> str:
@@ -537,6 +613,14 @@ def accelerate_deepspeed_config(document, context):
       `stage3_gather_16bit_weights_on_model_save` or `zero_force_ds_cpu_optimizer`): dropped
       silently (accelerate commands/launch.py; hiyouga/LlamaFactory#253). Warning, with the key
       to use or the advice to move it into the DeepSpeed JSON.
+    - `mixed_precision: no` unquoted (or `false`, `off`): PyYAML reads the boolean false, and
+      every `accelerate launch` path calls `args.mixed_precision.lower()` on it:
+      `AttributeError: 'bool' object has no attribute 'lower'` (accelerate utils/launch.py:169,
+      278, 551). Error; the fix quotes it (`mixed_precision: "no"`), as `accelerate config` writes it.
+
+    The file is judged on its own: `deepspeed_config_file` with `mixed_precision` fails every
+    launch except one that passes `--mixed_precision` on the command line (accelerate then does
+    not count the file's value); the generated oracle tests list that as a deliberate difference.
 
     ## Example
     ```yaml
@@ -552,6 +636,14 @@ def accelerate_deepspeed_config(document, context):
     mapping = document.mapping
     if mapping is None:
         return
+    precision = mapping.get("mixed_precision")
+    if isinstance(precision, Scalar) and isinstance(precision.value, bool):
+        yield Finding(
+            precision.span,
+            f"mixed_precision: {precision.span.text.strip()} is the boolean {str(precision.value).lower()} to YAML, not a string: "
+            "accelerate launch stops with AttributeError: 'bool' object has no attribute 'lower'",
+            fix=Fix.safe('Write "no"', replace_value(precision, "no")) if precision.value is False else None,
+        )
     section = mapping.get("deepspeed_config")
     if not isinstance(section, Mapping):
         return
@@ -632,13 +724,6 @@ def accelerate_processes(plan, context):
         )
 
 
-# ms-swift renamed its tuner flag twice (research swift_npu_rules.md §1.3).
-SWIFT_TUNER_FLAGS = {
-    "sft_type": "ms-swift 2.x only; 3.x calls it --train_type and 4.x --tuner_type",
-    "train_type": "ms-swift 3.x and 4.0 (deprecated there); removed in 4.1, which calls it --tuner_type",
-}
-
-
 @rule("DS311", "swift-config-flag", severity="error", target="launch", fixable=True)
 def swift_config_flag(plan, context):
     """ms-swift is given `--config file.yaml`: it takes the config file as the first argument.
@@ -662,6 +747,11 @@ def swift_config_flag(plan, context):
         return
     if plan.launcher == "megatron" and plan.arg("use_ray") is not None:
         return
+    from dslint.rules._training import arg_space, in_use
+
+    use = in_use("ms-swift", plan.origin.path if plan.origin is not None else None, context.settings)
+    if use is not None and use.known and arg_space(use.generation.schema_name, ()).reader.get("flag") == "--config":
+        return  # ms-swift 3.x reads `--config file.yaml` (swift/cli/main.py prepare_config_args)
     for option in plan.command.program_args:
         if option.name in ("--config", "--config_file") and option.value is not None:
             from dslint.diagnostics import Edit
@@ -686,25 +776,38 @@ def swift_config_flag(plan, context):
             )
 
 
-@rule("DS312", "swift-tuner-flag", severity="warning", target="launch")
+@rule("DS312", "swift-tuner-flag", severity="warning", target="launch", fixable=True)
 def swift_tuner_flag(plan, context):
-    """An ms-swift flag from another ms-swift generation (`--sft_type`, `--train_type`).
+    """An ms-swift tuner flag from another ms-swift generation (`--sft_type`, `--train_type`, `--tuner_type`).
 
     ## What it checks
     ms-swift renamed the tuner flag twice: `--sft_type` (2.x) → `--train_type` (3.x; accepted
     with a deprecation warning in 4.0) → `--tuner_type` (4.1+, where `--train_type` is gone,
     commit fe928a9f1; swift/arguments/base_args/base_args.py:93). A flag the installed
     generation does not know stops ms-swift with `ValueError: remaining_argv: ['--sft_type',
-    'lora']` (modelscope/ms-swift#7836, #3763). dslint cannot tell the installed version yet,
-    so this is a warning naming each generation.
+    'lora']` (modelscope/ms-swift#7836, #3763), and a 3.x installation given the 4.x flag stops
+    with `remaining_argv: ['--tuner_type', 'lora']`. Which generation has which flag is read from
+    the ms-swift schemas (2.6, 3.12, 4.6); the version in use from the `swift-version` setting,
+    the installed package (`detect-installed-versions`) or a pin in the repository. With a known
+    version the finding is an error; without one, a warning that names each generation.
 
     ## Example
-    `swift sft --sft_type lora` with ms-swift 3.x or 4.x.
-    Use instead: `--train_type lora` (3.x) or `--tuner_type lora` (4.1+).
+    `swift sft --sft_type lora` with `ms-swift==4.6.0` pinned.
+    Use instead: `--tuner_type lora` (4.1+), `--train_type lora` (3.x).
+
+    ## Fix safety
+    Safe when the version is known (the flag this version calls it); unsafe otherwise.
     """
+    from dslint.diagnostics import Edit
+    from dslint.rules._training import swift_tuner_flag_findings
+
     if plan.consumer not in ("swift", "megatron"):
         return
-    for name, generations in SWIFT_TUNER_FLAGS.items():
-        arg = plan.arg(name)
-        if arg is not None:
-            yield Finding(arg.name_span or arg.span, f"--{name} is a flag of {generations}; other versions stop with remaining_argv")
+    for arg, message, right, certain in swift_tuner_flag_findings(plan, context.settings):
+        fix = None
+        span = arg.name_span
+        if right and span is not None:
+            text = f"--{right}" if span.text.startswith("--") else right
+            fix = (Fix.safe if certain else Fix.unsafe)(f"Rename to {right}", Edit.replace(span, text))
+        yield Finding(arg.name_span or arg.span or plan.span, message, fix=fix,
+                      severity=Severity.ERROR if certain else None)

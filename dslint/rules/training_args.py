@@ -1,0 +1,958 @@
+"""Training arguments as HF transformers, ms-swift, LLaMA-Factory and accelerate parse them (DS7xx).
+
+Every fact about names, types, choices and defaults comes from the schemas generated from the
+packages (schemas/transformers*, ms-swift*, llamafactory*, trl*, accelerate*); the version in
+use from dslint.versions (settings, installed distribution, repository pins). A verdict that
+depends on the version says which version it assumed and where that came from, and is an error
+only when that version is known; otherwise a warning.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Iterator
+
+from dslint.diagnostics import Edit, Finding, Fix, Related, Severity
+from dslint.documents.model import Mapping, Scalar, Sequence
+from dslint.rule import rule
+from dslint.rules._training import (
+    DOCUMENTED_RENAMES, PACKAGE_LABEL, ArgSpace, InUse, arg_space, generations, in_use, other_generations, plan_sets,
+)
+from dslint.versions import compare
+
+# Names another rule owns (DS312: ms-swift's tuner flag generations; DS311: --config).
+OWNED_ELSEWHERE = {"ms-swift": {"sft_type", "train_type", "tuner_type", "config", "config_file"}}
+
+# PyYAML's YAML 1.1 resolver, as the consumers load YAML (yaml.safe_load; OmegaConf differs only for floats).
+_BOOL_WORDS = re.compile(r"^(?:yes|Yes|YES|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF)$")
+_FLOAT_AS_STRING = re.compile(r"^[-+]?(?:\d[\d_]*)(?:\.\d*)?[eE][-+]?\d+$")  # 1e-4, 5E-5, 1.e-3 (no dot before e)
+_YAML11_FLOAT = re.compile(r"^[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+][0-9]+)?$")
+_OCTAL = re.compile(r"^[-+]?0[0-7_]+$")
+_HEX = re.compile(r"^[-+]?0x[0-9a-fA-F_]+$")
+_SEXAGESIMAL = re.compile(r"^[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?$")
+
+
+# ---------------------------------------------------------------------------------------------
+# Shared helpers
+# ---------------------------------------------------------------------------------------------
+
+
+class _Context:
+    """What the DS7xx launch rules need about one plan."""
+
+    def __init__(self, plan, context):
+        self.plan = plan
+        found = plan_sets(plan)
+        self.package, self.sets, self.strict = found if found else (None, (), False)
+        start = plan.origin.path if plan.origin is not None else None
+        self.in_use: InUse | None = in_use(self.package, start, context.settings) if self.package else None
+        self.space: ArgSpace | None = arg_space(self.in_use.generation.schema_name, self.sets) if self.in_use else None
+        self.config_doc = None
+        if plan.training_config is not None and plan.training_config.document is not None:
+            self.config_doc = plan.training_config.document
+        elif plan.launcher == "yaml":
+            self.config_doc = plan.origin
+        flavor = getattr(self.config_doc, "flavor", None) if self.config_doc is not None else None
+        if flavor == "axolotl":  # axolotl YAML follows axolotl's own schema
+            self.package = None
+        if self.package == "transformers":
+            # A custom script parses its own dataclasses besides TrainingArguments; TRL's configs
+            # extend TrainingArguments: a field of either is "known" for value checks.
+            self.extra_spaces = [arg_space(g.schema_name, ()) for g in generations("trl")[-1:]]
+        else:
+            self.extra_spaces = []
+
+        if self.package is not None and not self._belongs():
+            self.package = None
+
+    def _belongs(self) -> bool:
+        """False for a file that is not this consumer's config after all.
+
+        A config no launch reaches was given its consumer by its keys alone: LLaMA-Factory's v1
+        configs, verl's Hydra configs and ms-swift's Ray pipeline configs (nested sections) look
+        like ms-swift or LLaMA-Factory YAML. Such a file is judged only when most of its keys
+        are arguments of some shipped version. ms-swift's Ray pipeline (`use_ray`) and
+        LLaMA-Factory's Megatron mode (`USE_MCA=1`, mcore_adapter's arguments) parse other
+        dataclasses: not judged.
+        """
+        plan = self.plan
+        if self.package == "ms-swift" and _truthy(getattr(plan.arg("use_ray"), "value", None)):
+            return False
+        if self.package == "llamafactory" and "USE_MCA" in plan.env:
+            return False
+        if plan.launcher != "yaml" or not self.strict:
+            return True
+        names = [n for n in plan.args if n != "ENV"]
+        if not names:
+            return False
+        spaces = [arg_space(g.schema_name, ()) for g in generations(self.package)]
+        unknown = [n for n in names if all(sp.lookup(n) is None for sp in spaces)]
+        if self.package == "ms-swift" and any(isinstance(plan.args[n].value, dict) for n in unknown):
+            return False  # the Ray pipeline's nested sections (train:, rollout:, teacher:)
+        return (len(names) - len(unknown)) * 10 >= len(names) * 7
+
+    @property
+    def active(self) -> bool:
+        return self.package is not None and self.space is not None
+
+    def label(self) -> str:
+        return PACKAGE_LABEL.get(self.package or "", self.package or "")
+
+    def from_yaml(self, arg) -> bool:
+        if arg.span is None:
+            return False
+        if self.config_doc is not None and arg.span.source is self.config_doc.source:
+            return True
+        return False
+
+    def node(self, arg):
+        """The YAML node of an argument that came from the training config."""
+        if not self.from_yaml(arg) or self.config_doc is None or self.config_doc.mapping is None:
+            return None
+        entry = self.config_doc.mapping.entry(arg.name)
+        return entry.value if entry is not None else None
+
+    def reader(self) -> str:
+        """How the YAML values reach the dataclass: tokens | omegaconf-dict | pyyaml-dict | defaults | unknown."""
+        if self.package == "ms-swift":
+            return "tokens"
+        if self.package == "llamafactory":
+            return "omegaconf-dict" if self.space.reader.get("loader") == "omegaconf" else "pyyaml-dict"
+        return "unknown"
+
+    def version_related(self) -> Related:
+        return Related(f"assumed {self.in_use.describe()}")
+
+    def lookup(self, name: str):
+        found = self.space.lookup(name)
+        if found is None:
+            for space in self.extra_spaces:
+                found = space.lookup(name)
+                if found is not None:
+                    break
+        return found
+
+
+def _rename_edit(arg, new: str) -> Edit | None:
+    span = arg.name_span
+    if span is None:
+        return None
+    text = span.text
+    if text.startswith("--"):
+        return Edit.replace(span, f"--{new}")
+    quote = text[:1] if text[:1] in ('"', "'") else ""
+    return Edit.replace(span, f"{quote}{new}{quote}")
+
+
+def _severity(certain: bool) -> Severity | None:
+    return None if certain else Severity.WARNING
+
+
+def _shown(value: Any) -> str:
+    return repr(value) if isinstance(value, str) else str(value)
+
+
+# ---------------------------------------------------------------------------------------------
+# DS701 unknown argument
+# ---------------------------------------------------------------------------------------------
+
+
+@rule("DS701", "unknown-training-argument", severity="error", target="launch", fixable=True)
+def unknown_training_argument(plan, context):
+    """A training argument the consumer's parser does not have in the version in use.
+
+    ## What it checks
+    ms-swift parses its command line (and the YAML it turns into flags) with `HfArgumentParser`
+    and stops with `ValueError: remaining_argv: ['--sft_type', 'lora']` on anything left over
+    (swift/pipelines/base.py). LLaMA-Factory raises `Some keys are not used by the
+    HfArgumentParser: [...]` for a YAML key no dataclass has (llamafactory/hparams/parser.py).
+    For a `python train.py` script that parses its own dataclasses only fields that
+    `TrainingArguments` had in another transformers version and lacks in this one are reported
+    (`evaluation_strategy`, removed in transformers 4.46). The names come from the schemas generated
+    from each package version (`dslint schema ms-swift`), including `--no_*` complements, dashed
+    spellings and argparse's unique-prefix abbreviations.
+
+    The message names the version assumed and where it came from (a `*-version` setting, the
+    installed package with `detect-installed-versions`, or a pin in `requirements*.txt`,
+    `pyproject.toml`, `setup.py`, `setup.cfg`, `environment.yml`). Without a known version the
+    newest shipped schema is assumed and the finding is a warning.
+
+    ## Example
+    `swift sft --model m --sft_type lora` with `ms-swift==4.6.0` in requirements.txt.
+    Use instead: `--tuner_type lora`.
+
+    ## Fix safety
+    Safe for renames the project documents (`evaluation_strategy` → `eval_strategy`) when the
+    version is known; otherwise unsafe (the closest known name).
+    """
+    ctx = _Context(plan, context)
+    if not ctx.active:
+        return
+    owned = OWNED_ELSEWHERE.get(ctx.package, set())
+    renames = DOCUMENTED_RENAMES.get(ctx.package, {})
+    for name, arg in plan.args.items():
+        if not name or name in owned or name.startswith("$") or name == "ENV":
+            continue
+        if ctx.lookup(name) is not None:
+            continue
+        if ctx.package == "ms-swift" and not ctx.from_yaml(arg) and ctx.space.prefix_match(name):
+            continue  # argparse accepts a unique prefix of an option
+        if ctx.package == "ms-swift" and ctx.from_yaml(arg) and ctx.space.prefix_match(name):
+            continue
+        elsewhere = [g for g in other_generations(ctx.package, ctx.in_use.generation.schema_name)
+                     if arg_space(g.schema_name, ctx.sets).lookup(name) is not None]
+        if not ctx.strict and not elsewhere and name not in renames:
+            continue  # a custom script's own dataclass field
+        certain = ctx.in_use.known and all(s.lookup(name) is None for s in ctx.in_use.spaces(ctx.sets))
+        if ctx.in_use.gone_by_documented_rename(name) is not None:
+            certain = True
+        target, safe, why = None, False, ""
+        if name in renames and ctx.space.lookup(renames[name][0]) is not None:
+            target, _, why = renames[name]
+            safe = certain
+        else:
+            for gen in elsewhere:
+                prop = arg_space(gen.schema_name, ctx.sets).lookup(name)[1]
+                replaced = prop.get("x-dslint-replaced-by")
+                if replaced and ctx.space.lookup(replaced) is not None:
+                    target, why = replaced, f"{PACKAGE_LABEL[ctx.package]} {gen.version}'s help text says to use it"
+                    break
+            if target is None:
+                target = ctx.space.closest(name)
+        version = ctx.in_use.generation.version
+        label = ctx.label()
+        flag = f"--{name}" if not ctx.from_yaml(arg) else name
+        if ctx.package == "ms-swift":
+            effect = f"ms-swift stops with ValueError: remaining_argv: ['{flag}', ...]"
+        elif ctx.package == "llamafactory":
+            effect = f"LLaMA-Factory raises 'Some keys are not used by the HfArgumentParser: [\\'{name}\\']'"
+        else:
+            effect = "HfArgumentParser does not accept it (parse_dict/parse_args raise on unused keys)"
+        message = f"{flag} is not a {label} {version} argument: {effect}"
+        if elsewhere:
+            message += f" (it exists in {label} {', '.join(g.version for g in elsewhere)})"
+        if target:
+            message += f"; did you mean {'--' if flag.startswith('--') else ''}{target}?" + (f" ({why})" if why else "")
+        edit = _rename_edit(arg, target) if target else None
+        fix = None
+        if edit is not None:
+            fix = (Fix.safe if safe else Fix.unsafe)(f"Rename {name} to {target}", edit)
+        yield Finding(arg.name_span or arg.span or plan.span, message, related=[ctx.version_related()], fix=fix,
+                      severity=_severity(certain))
+
+
+# ---------------------------------------------------------------------------------------------
+# DS702 value types and YAML 1.1 traps
+# ---------------------------------------------------------------------------------------------
+
+
+def _json_types(prop: dict) -> set[str]:
+    kinds: set[str] = set()
+    if "type" in prop:
+        kinds.update(prop["type"] if isinstance(prop["type"], list) else [prop["type"]])
+    for branch in prop.get("anyOf", []):
+        kinds.update(_json_types(branch))
+    if "enum" in prop:
+        for value in prop["enum"]:
+            kinds.add({bool: "boolean", int: "integer", float: "number", str: "string", type(None): "null"}.get(type(value), "string"))
+    return kinds
+
+
+def _cli_convert(prop: dict, token: str):
+    """What argparse makes of one command-line token for this field: (ok, value)."""
+    kind = prop.get("x-dslint-cli-type")
+    if kind == "float":
+        try:
+            return True, float(token)
+        except ValueError:
+            return False, None
+    if kind == "int":
+        try:
+            return True, int(token)
+        except ValueError:
+            return False, None
+    if kind == "bool":
+        low = token.lower()
+        if low in ("yes", "true", "t", "y", "1"):
+            return True, True
+        if low in ("no", "false", "f", "n", "0"):
+            return True, False
+        return False, None
+    return True, token
+
+
+@rule("DS702", "training-value-type", severity="error", target="launch", fixable=True)
+def training_value_type(plan, context):
+    """A training argument's value is not of the type the consumer reads it as (YAML 1.1 traps included).
+
+    ## What it checks
+    - `learning_rate: 1e-4` in YAML: PyYAML (YAML 1.1) reads a float without a dot as a **string**.
+      Readers that pass YAML values straight to the dataclass (`HfArgumentParser.parse_yaml_file`
+      in training scripts, LLaMA-Factory before 0.9) hand `"1e-4"` to the optimizer, which fails
+      with `TypeError: '<=' not supported between instances of 'float' and 'str'`. ms-swift turns
+      each YAML value into a command-line token and LLaMA-Factory 0.9 reads YAML with OmegaConf,
+      so both convert it; there it is reported as a warning only where the reader is unknown.
+      Use `1.0e-4`.
+    - A command-line token argparse cannot convert (`--per_device_train_batch_size auto`,
+      `--learning_rate 2e-5,`): `error: argument --x: invalid float value`.
+    - A YAML value of the wrong kind for a numeric or boolean field (`num_train_epochs: three`).
+
+    ## Example
+    ```yaml
+    learning_rate: 1e-4
+    ```
+    Use instead: `learning_rate: 1.0e-4`.
+
+    ## Fix safety
+    Safe: `1.0e-4` is the same number, and a float for every YAML reader.
+    """
+    ctx = _Context(plan, context)
+    if not ctx.active:
+        return
+    reader = ctx.reader()
+    for name, arg in plan.args.items():
+        found = ctx.lookup(name)
+        if found is None:
+            continue
+        field, prop, negated = found
+        if negated:
+            continue
+        kinds = _json_types(prop)
+        node = ctx.node(arg)
+        if node is not None:
+            if not isinstance(node, Scalar) or node.style != "plain":
+                continue
+            raw = node.span.text
+            if isinstance(node.value, str) and _FLOAT_AS_STRING.match(raw) and kinds & {"number", "integer"} and "string" not in kinds:
+                fixed = _float_text(raw)
+                if reader == "tokens" or reader == "omegaconf-dict":
+                    continue  # converted by the consumer
+                certain = reader == "pyyaml-dict"
+                who = ("LLaMA-Factory " + ctx.space.version + " reads YAML with PyYAML and passes values unchanged"
+                       if reader == "pyyaml-dict" else
+                       "readers that pass YAML values unchanged to the dataclass (HfArgumentParser.parse_yaml_file/parse_dict) keep it a string")
+                yield Finding(
+                    node.span,
+                    f"{name}: {raw} is the string '{raw}' in YAML 1.1 (PyYAML needs a dot: {fixed}); {who}, "
+                    "and the optimizer or comparison fails with TypeError",
+                    fix=Fix.safe(f"Write {fixed}", Edit.replace(node.span, fixed)),
+                    severity=_severity(certain),
+                )
+                continue
+            value = node.value
+            if isinstance(value, bool) or value is None:
+                continue  # DS703 (booleans) / null
+            if isinstance(value, str) and kinds and not kinds & {"string", "object", "array"} and reader != "tokens":
+                if "number" in kinds or "integer" in kinds:
+                    try:
+                        float(value)
+                        continue
+                    except ValueError:
+                        pass
+                yield Finding(node.span, f"{name}: {_shown(value)} is a string, but {ctx.label()} expects "
+                              f"{prop.get('x-dslint-python-type', '/'.join(sorted(kinds)))}",
+                              severity=_severity(ctx.in_use.known and reader == "pyyaml-dict"))
+            elif reader == "tokens" and not isinstance(value, (list, dict)):
+                ok, _ = _cli_convert(prop, str(value))
+                if not ok:
+                    yield Finding(node.span, f"{name}: ms-swift passes {_shown(str(value))} to argparse, which rejects it: "
+                                  f"invalid {prop.get('x-dslint-cli-type')} value")
+            continue
+        # a command-line token
+        if arg.value is True or arg.value is None or arg.span is None or arg.assumed:
+            continue
+        tokens = arg.value if isinstance(arg.value, list) else [arg.value]
+        for token in tokens:
+            if not isinstance(token, str) or "$" in token:
+                continue
+            ok, _ = _cli_convert(prop, token)
+            if not ok:
+                yield Finding(arg.span, f"--{name} {token}: argparse rejects it (invalid {prop.get('x-dslint-cli-type')} value); "
+                              f"{ctx.label()} expects {prop.get('x-dslint-python-type', '?')}",
+                              related=[ctx.version_related()])
+                break
+
+
+def _float_text(raw: str) -> str:
+    """``1e-4`` -> ``1.0e-4``, ``5E5`` -> ``5.0e+5``: the spelling PyYAML's float resolver needs."""
+    mantissa, _, exponent = raw.replace("E", "e").partition("e")
+    if "." not in mantissa:
+        mantissa += ".0"
+    elif mantissa.endswith("."):
+        mantissa += "0"
+    if exponent[:1] not in ("+", "-"):
+        exponent = "+" + exponent
+    return f"{mantissa}e{exponent}"
+
+
+@rule("DS703", "yaml11-scalar-trap", severity="error", target="launch", fixable=True)
+def yaml11_scalar_trap(plan, context):
+    """A plain YAML scalar that YAML 1.1 reads as something else: `no` → false, `010` → 8.
+
+    ## What it checks
+    PyYAML (and OmegaConf) resolve plain scalars with YAML 1.1 rules: `yes/no/on/off` in any
+    of their spellings (`NO`, `Off`) are booleans, `010` is octal 8, `0x10` is 16 and `1:30` is 90.
+    - A boolean word for a field that takes a string or a choice (`save_strategy: no`,
+      `eval_strategy: no`, `lr_scheduler_type: off`): the consumer gets `False` (ms-swift the
+      token `False`), which is not a valid choice: error. Quote it: `"no"`.
+    - An octal, hexadecimal or base-60 number for a numeric field: the value changes silently
+      (warning).
+
+    ## Example
+    ```yaml
+    save_strategy: no
+    ```
+    Use instead: `save_strategy: "no"`.
+
+    ## Fix safety
+    Quoting a boolean word is safe (the string is what the choice needs). Rewriting `010` as `10`
+    is unsafe: it changes the value to what was probably meant.
+    """
+    ctx = _Context(plan, context)
+    if not ctx.active:
+        return
+    for name, arg in plan.args.items():
+        node = ctx.node(arg)
+        if node is None or not isinstance(node, Scalar) or node.style != "plain":
+            continue
+        found = ctx.lookup(name)
+        if found is None:
+            continue
+        field, prop, _ = found
+        kinds = _json_types(prop)
+        raw = node.span.text
+        if isinstance(node.value, bool) and _BOOL_WORDS.match(raw) and raw.lower() not in ("true", "false"):
+            if "boolean" in kinds:
+                continue
+            choices = prop.get("enum")
+            if choices is not None:
+                valid = [c for c in choices if c is not None]
+                if raw.lower() in [str(c).lower() for c in valid] or raw in valid:
+                    yield Finding(
+                        node.span,
+                        f"{name}: {raw} is the boolean {node.value} in YAML 1.1, not the choice '{raw.lower()}'; "
+                        f"{ctx.label()} rejects it (valid: {', '.join(map(str, valid))})",
+                        fix=Fix.safe(f'Quote it: "{raw.lower()}"', Edit.replace(node.span, f'"{raw.lower()}"')),
+                    )
+                else:
+                    yield Finding(node.span, f"{name}: {raw} is the boolean {node.value} in YAML 1.1; {ctx.label()} "
+                                  f"expects one of {', '.join(map(str, valid))}",
+                                  fix=Fix.unsafe(f'Quote it: "{raw}"', Edit.replace(node.span, f'"{raw}"')))
+            elif "string" in kinds:
+                yield Finding(node.span, f"{name}: {raw} is the boolean {node.value} in YAML 1.1, not the string '{raw}'",
+                              fix=Fix.safe(f'Quote it: "{raw}"', Edit.replace(node.span, f'"{raw}"')),
+                              severity=Severity.WARNING)
+            continue
+        if isinstance(node.value, int) and not isinstance(node.value, bool):
+            kind = "octal" if _OCTAL.match(raw) and raw.strip("+-") != "0" else "hexadecimal" if _HEX.match(raw) else \
+                "base-60" if _SEXAGESIMAL.match(raw) else None
+            if kind is None:
+                continue
+            plain = raw.lstrip("0") or "0" if kind == "octal" else None
+            fix = Fix.unsafe(f"Write {plain}", Edit.replace(node.span, plain)) if plain else None
+            yield Finding(node.span, f"{name}: {raw} is the {kind} number {node.value} in YAML 1.1",
+                          fix=fix, severity=Severity.WARNING)
+
+
+@rule("DS704", "list-as-comma-string", severity="warning", target="launch", fixable=True)
+def list_as_comma_string(plan, context):
+    """A list argument given as one comma-separated string where the parser wants several tokens.
+
+    ## What it checks
+    ms-swift's list fields (`--dataset`, `--target_modules`, `--val_dataset`, ...) are
+    `nargs='+'`: each value is its own token (`--dataset a b`, or a YAML list). A comma string
+    (`dataset: a,b`, `--target_modules q_proj,v_proj`) arrives as a single item `"a,b"`, which
+    ms-swift does not split. LLaMA-Factory documents comma strings for its own keys
+    (`dataset: a,b`, `lora_target: q_proj,v_proj`) and splits them, so it is not judged.
+
+    ## Example
+    ```yaml
+    dataset: alpaca-zh,alpaca-en
+    ```
+    Use instead: `dataset: [alpaca-zh, alpaca-en]`.
+
+    ## Fix safety
+    Unsafe: a comma can be part of a value (a regex in `target_modules`).
+    """
+    ctx = _Context(plan, context)
+    if not ctx.active or ctx.package != "ms-swift":
+        return
+    for name, arg in plan.args.items():
+        found = ctx.lookup(name)
+        if found is None:
+            continue
+        _, prop, _ = found
+        if prop.get("x-dslint-nargs") not in ("+", "*"):
+            continue
+        node = ctx.node(arg)
+        value = node.value if isinstance(node, Scalar) else (arg.value if node is None else None)
+        if not isinstance(value, str) or "," not in value or "{" in value or "(" in value or "$" in value:
+            continue
+        parts = [p.strip() for p in value.split(",")]
+        if not all(parts):
+            continue
+        fix = None
+        if isinstance(node, Scalar) and node.style == "plain":
+            fix = Fix.unsafe("Write a YAML list", Edit.replace(node.span, "[" + ", ".join(parts) + "]"))
+        elif node is None and arg.span is not None and arg.span.text == value:
+            fix = Fix.unsafe("Pass each value as its own token", Edit.replace(arg.span, " ".join(parts)))
+        yield Finding((node.span if node is not None else arg.span) or plan.span,
+                      f"{name} takes several values (nargs='+'), but '{value}' is one token: ms-swift reads it as the "
+                      f"single item '{value}'", fix=fix)
+
+
+@rule("DS705", "invalid-training-choice", severity="error", target="launch", fixable=True)
+def invalid_training_choice(plan, context):
+    """A training argument's value is not one of the choices the consumer accepts.
+
+    ## What it checks
+    Fields with a fixed set of values in the version in use: `lr_scheduler_type`, `optim`,
+    `eval_strategy`/`save_strategy`/`logging_strategy`, `torch_dtype` (ms-swift), `quant_bits`,
+    `attn_implementation` where it is a choice, and every other `Literal`/`Enum` field of the
+    generated schemas. HfArgumentParser rejects a bad token (`argument --optim: invalid choice`)
+    and the dataclass rejects a bad YAML value (`ValueError: 'cosin' is not a valid SchedulerType`).
+    A value valid in another version is reported as a warning unless the version is known.
+
+    ## Example
+    `--lr_scheduler_type cosin`
+    Use instead: `--lr_scheduler_type cosine`.
+
+    ## Fix safety
+    Safe when the value differs from a valid one only in case (`Cosine`); otherwise unsafe.
+    """
+    ctx = _Context(plan, context)
+    if not ctx.active:
+        return
+    for name, arg in plan.args.items():
+        found = ctx.lookup(name)
+        if found is None:
+            continue
+        field, prop, negated = found
+        choices = prop.get("enum")
+        if not choices or negated:
+            continue
+        node = ctx.node(arg)
+        if node is not None:
+            if not isinstance(node, Scalar):
+                continue
+            value = node.value
+            span = node.span
+            if isinstance(value, bool):
+                continue  # DS703
+            if ctx.reader() == "tokens" and value is not None:
+                value = str(value)
+        else:
+            if arg.value is True or arg.assumed or not isinstance(arg.value, str) or "$" in arg.value:
+                continue
+            value, span = arg.value, arg.span
+        if value is None or _valid_choice(value, choices):
+            continue
+        if isinstance(value, str) and value.lower() in ("none", "null") and None in choices:
+            continue
+        valid = [c for c in choices if c is not None]
+        elsewhere = [g.version for g in other_generations(ctx.package, ctx.in_use.generation.schema_name)
+                     if (o := arg_space(g.schema_name, ctx.sets).lookup(name)) is not None
+                     and (not o[1].get("enum") or _valid_choice(value, o[1]["enum"]))]
+        use = ctx.in_use
+        if ctx.space.lookup(name) is None:  # a TRL field of a transformers launch: TRL's version decides
+            use = in_use("trl", plan.origin.path, context.settings) or use
+        lowered_any = isinstance(value, str) and any(isinstance(c, str) and c.lower() == value.lower() for c in choices)
+        same_everywhere = False
+        if not elsewhere:
+            others = [arg_space(g.schema_name, ctx.sets if use is ctx.in_use else ()).lookup(name)
+                      for g in generations(use.package)]
+            same_everywhere = all(o is not None and sorted(map(str, o[1].get("enum") or [])) == sorted(map(str, choices))
+                                  for o in others)
+        certain = use.known or (not elsewhere and (lowered_any or same_everywhere))
+        lowered = [c for c in valid if isinstance(c, str) and isinstance(value, str) and c.lower() == value.lower()]
+        import difflib
+
+        close = lowered or difflib.get_close_matches(str(value), [str(c) for c in valid], n=1, cutoff=0.6)
+        fix = None
+        if close and span is not None:
+            text = close[0] if span.text[:1] not in "\"'" else f"{span.text[0]}{close[0]}{span.text[0]}"
+            fix = (Fix.safe if lowered else Fix.unsafe)(f"Use {close[0]}", Edit.replace(span, text))
+        shown = [str(c) for c in (close or [])] + [str(c) for c in valid if str(c) not in (close or [])]
+        listed = ", ".join(shown[:12]) + (f", … ({len(shown) - 12} more)" if len(shown) > 12 else "")
+        label = PACKAGE_LABEL.get(use.package, use.package)
+        message = f"{name}: {_shown(value)} is not a valid choice for {label} {use.generation.version} (valid: {listed})"
+        if elsewhere:
+            message += f"; {ctx.label()} {', '.join(elsewhere)} accepts it"
+        yield Finding(span or plan.span, message, related=[Related(f"assumed {use.describe()}")], fix=fix,
+                      severity=_severity(certain))
+
+
+def _valid_choice(value, choices) -> bool:
+    if value in choices:
+        return True
+    text = str(value)
+    return any(str(c) == text for c in choices if c is not None)
+
+
+# ---------------------------------------------------------------------------------------------
+# DS71x contradictions the consumers reject at start-up
+# ---------------------------------------------------------------------------------------------
+
+
+def _truthy(value) -> bool | None:
+    if value is True or value is False:
+        return value
+    if value is None:
+        return None
+    text = str(value).strip().lower()
+    if text in ("yes", "true", "t", "y", "1"):
+        return True
+    if text in ("no", "false", "f", "n", "0", "", "none"):
+        return False
+    return None
+
+
+def _zero_stage(plan) -> tuple[int | None, Any]:
+    ref = plan.deepspeed
+    if ref is None or ref.config is None:
+        return None, None
+    zero = ref.config.get("zero_optimization")
+    if not isinstance(zero, Mapping):
+        return None, None
+    stage = zero.get("stage")
+    if isinstance(stage, Scalar) and isinstance(stage.value, int) and not isinstance(stage.value, bool):
+        return stage.value, stage
+    return None, None
+
+
+def _arg_related(arg) -> Related:
+    return Related(f"{arg.name} = {arg.value!r} ({arg.origin})", arg.span)
+
+
+@rule("DS710", "fsdp-with-deepspeed", severity="error", target="launch")
+def fsdp_with_deepspeed(plan, context):
+    """`--fsdp` and `--deepspeed` together: the Trainer refuses to start.
+
+    ## What it checks
+    transformers' Trainer raises `ValueError: Using --fsdp xxx together with --deepspeed is not
+    possible, deactivate one of those flags.` (trainer.py); ms-swift raises `FSDP2 is not
+    compatible with DeepSpeed.` (swift/arguments/sft_args.py). LLaMA-Factory hands both to the
+    Trainer. An empty `--fsdp ""` or `fsdp: false` is FSDP off.
+
+    ## Example
+    `torchrun train.py --fsdp "full_shard auto_wrap" --deepspeed ds_z3.json`
+    Use instead: one of the two.
+    """
+    if plan.consumer not in ("hf", "swift", "llamafactory") or not _Context(plan, context).active:
+        return
+    fsdp, ds = plan.arg("fsdp"), plan.arg("deepspeed")
+    if fsdp is None or ds is None:
+        return
+    if fsdp.value in (False, None, "", "false", "False") or ds.value in (False, None, "", "false", "False", True):
+        return
+    if isinstance(fsdp.value, list) and not fsdp.value:
+        return
+    who = "ms-swift raises 'FSDP2 is not compatible with DeepSpeed.'" if plan.consumer == "swift" else \
+        "the Trainer raises 'Using --fsdp xxx together with --deepspeed is not possible, deactivate one of those flags.'"
+    yield Finding(fsdp.name_span or fsdp.span or plan.span, f"fsdp together with deepspeed: {who}",
+                  related=[_arg_related(ds)])
+
+
+def _consumer_default(ctx: _Context, name: str):
+    found = ctx.lookup(name)
+    return found[1].get("default") if found else None
+
+
+@rule("DS711", "load-best-strategy-mismatch", severity="error", target="launch")
+def load_best_strategy_mismatch(plan, context):
+    """`load_best_model_at_end` with evaluation and save schedules that cannot line up.
+
+    ## What it checks
+    `TrainingArguments.__post_init__` (transformers training_args.py) requires, with
+    `load_best_model_at_end` and `save_strategy` other than `best`:
+    - `eval_strategy == save_strategy`: `--load_best_model_at_end requires the save and eval
+      strategy to match`;
+    - with `steps`, `save_steps` a round multiple of `eval_steps`: `... requires the saving steps
+      to be a round multiple of the evaluation steps`.
+    Values not given take the consumer's defaults from the schema (transformers: `eval_strategy`
+    `no`, `save_strategy` `steps`, `save_steps` 500; ms-swift sets `eval_strategy` to
+    `save_strategy` and `eval_steps` to `save_steps` when they are not given).
+
+    ## Example
+    ```yaml
+    load_best_model_at_end: true
+    eval_strategy: steps
+    eval_steps: 300
+    save_steps: 500
+    ```
+    Use instead: `save_steps: 600`.
+    """
+    ctx = _Context(plan, context)
+    if not ctx.active:
+        return
+    best = plan.arg("load_best_model_at_end")
+    if best is None or not _truthy(best.value):
+        return
+
+    def value(name, *aliases):
+        arg = plan.arg(name, *aliases)
+        if arg is not None:
+            return arg.value, arg
+        return _consumer_default(ctx, name), None
+
+    save, save_arg = value("save_strategy")
+    evals, eval_arg = value("eval_strategy", "evaluation_strategy")
+    if isinstance(save, bool) or isinstance(evals, bool):
+        return  # DS703
+    if ctx.package == "ms-swift" and evals is None:
+        evals = save
+    if save is None or evals is None or str(save) == "best":
+        return
+    related = [r for r in (_arg_related(a) for a in (save_arg, eval_arg) if a is not None)]
+    if str(evals) != str(save):
+        yield Finding(best.name_span or best.span or plan.span,
+                      f"load_best_model_at_end with eval_strategy {evals!s} and save_strategy {save!s}"
+                      f"{' (defaults)' if not related else ''}: TrainingArguments raises '--load_best_model_at_end requires the save "
+                      "and eval strategy to match'", related=related + [ctx.version_related()])
+        return
+    if str(evals) != "steps":
+        return
+    save_steps, ss_arg = value("save_steps")
+    eval_steps, es_arg = value("eval_steps")
+    if ctx.package == "ms-swift" and eval_steps is None:
+        eval_steps = save_steps
+    if eval_steps is None and ctx.package != "ms-swift":
+        eval_steps = plan.arg("logging_steps").value if plan.arg("logging_steps") else _consumer_default(ctx, "logging_steps")
+    try:
+        s, e = float(save_steps), float(eval_steps)
+    except (TypeError, ValueError):
+        return
+    if s >= 1 and e >= 1 and s % e:
+        related = [_arg_related(a) for a in (ss_arg, es_arg) if a is not None]
+        yield Finding(best.name_span or best.span or plan.span,
+                      f"load_best_model_at_end with save_steps {save_steps} not a multiple of eval_steps {eval_steps}: "
+                      "TrainingArguments raises 'requires the saving steps to be a round multiple of the evaluation steps'",
+                      related=related + [ctx.version_related()])
+
+
+@rule("DS712", "eval-without-dataset", severity="error", target="launch")
+def eval_without_dataset(plan, context):
+    """LLaMA-Factory evaluation with no evaluation data.
+
+    ## What it checks
+    `do_eval`, `do_predict` or `predict_with_generate` with neither `eval_dataset` nor
+    `val_size` > 1e-6: LLaMA-Factory raises `Please make sure eval_dataset be provided or
+    val_size >1e-6` (llamafactory/hparams/parser.py). For a training run (`do_train`) with
+    `eval_strategy` other than `no` and no evaluation data, the Trainer stops at start-up with
+    `You have set args.eval_strategy to steps but you didn't pass an eval_dataset to Trainer`.
+
+    ## Example
+    ```yaml
+    do_train: true
+    eval_strategy: steps
+    ```
+    Use instead: add `val_size: 0.1` or `eval_dataset: ...`, or drop `eval_strategy`.
+    """
+    ctx = _Context(plan, context)
+    if not ctx.active or ctx.package != "llamafactory" or "train" not in (ctx.sets or ("train",)):
+        return
+    if plan.arg("eval_dataset") is not None and plan.arg("eval_dataset").value not in (None, "", []):
+        return
+    val = plan.arg("val_size")
+    try:
+        if val is not None and float(val.value) > 1e-6:
+            return
+    except (TypeError, ValueError):
+        return
+    for name in ("do_eval", "do_predict", "predict_with_generate"):
+        arg = plan.arg(name)
+        if arg is not None and _truthy(arg.value):
+            yield Finding(arg.name_span or arg.span or plan.span,
+                          f"{name} without eval_dataset or val_size: LLaMA-Factory raises "
+                          "'Please make sure eval_dataset be provided or val_size >1e-6'")
+            return
+    strategy = plan.arg("eval_strategy", "evaluation_strategy")
+    train = plan.arg("do_train")
+    if strategy is not None and isinstance(strategy.value, str) and strategy.value not in ("no",) and train is not None and _truthy(train.value):
+        # The Trainer's check came with transformers 4.46; LLaMA-Factory 0.9 requires transformers >= 4.55.
+        certain = ctx.in_use.known and compare(ctx.in_use.generation.version, "0.9") >= 0
+        yield Finding(strategy.name_span or strategy.span or plan.span,
+                      f"{strategy.name} {strategy.value} without eval_dataset or val_size: the Trainer stops with "
+                      "'You have set args.eval_strategy to ... but you didn't pass an eval_dataset to Trainer'",
+                      related=[ctx.version_related()], severity=_severity(certain))
+
+
+@rule("DS713", "incompatible-with-zero3", severity="error", target="launch")
+def incompatible_with_zero3(plan, context):
+    """LLaMA-Factory options it rejects under DeepSpeed ZeRO-3.
+
+    ## What it checks
+    With a DeepSpeed config at `zero_optimization.stage: 3` (llamafactory/hparams/parser.py,
+    model/model_utils/quantization.py):
+    - `pure_bf16: true`: `` `pure_bf16` is incompatible with DeepSpeed ZeRO-3.``
+    - `quantization_bit` other than 4 with bitsandbytes (the default method): `Only 4-bit
+      quantized model can use fsdp+qlora or auto device map.`; HQQ/EETQ quantization: `... is
+      incompatible with DeepSpeed ZeRO-3 or FSDP.`
+    - `predict_with_generate: true`: `` `predict_with_generate` is incompatible with DeepSpeed ZeRO-3.``
+    - `use_unsloth`: `Unsloth is incompatible with DeepSpeed ZeRO-3.`; `pissa_init`: `Please use
+      scripts/pissa_init.py to initialize PiSSA in DeepSpeed ZeRO-3.`
+
+    ## Example
+    `pure_bf16: true` with `deepspeed: examples/deepspeed/ds_z3_config.json`.
+    Use instead: `bf16: true`.
+    """
+    if plan.consumer != "llamafactory":
+        return
+    stage, stage_node = _zero_stage(plan)
+    if stage != 3:
+        return
+    related = [Related("zero_optimization.stage 3 in the DeepSpeed config", stage_node.span if stage_node is not None else None)]
+    checks = (
+        ("pure_bf16", "`pure_bf16` is incompatible with DeepSpeed ZeRO-3."),
+        ("predict_with_generate", "`predict_with_generate` is incompatible with DeepSpeed ZeRO-3."),
+        ("use_unsloth", "Unsloth is incompatible with DeepSpeed ZeRO-3."),
+        ("pissa_init", "Please use scripts/pissa_init.py to initialize PiSSA in DeepSpeed ZeRO-3."),
+    )
+    for name, message in checks:
+        arg = plan.arg(name)
+        if arg is not None and _truthy(arg.value):
+            yield Finding(arg.name_span or arg.span or plan.span, f"{name} with DeepSpeed ZeRO-3: LLaMA-Factory raises '{message}'",
+                          related=related)
+    bits = plan.arg("quantization_bit")
+    if bits is None or bits.value is None:
+        return
+    method = plan.arg("quantization_method")
+    method_value = str(method.value).lower() if method is not None and method.value is not None else "bnb"
+    try:
+        nbits = int(bits.value)
+    except (TypeError, ValueError):
+        return
+    if method_value in ("bnb", "bitsandbytes") and nbits != 4:
+        yield Finding(bits.name_span or bits.span or plan.span,
+                      f"quantization_bit {nbits} with DeepSpeed ZeRO-3: LLaMA-Factory raises 'Only 4-bit quantized model "
+                      "can use fsdp+qlora or auto device map.'", related=related)
+    elif method_value in ("hqq", "eetq"):
+        yield Finding(bits.name_span or bits.span or plan.span,
+                      f"{method_value.upper()} quantization with DeepSpeed ZeRO-3: LLaMA-Factory raises "
+                      f"'{method_value.upper()} quantization is incompatible with DeepSpeed ZeRO-3 or FSDP.'", related=related)
+
+
+# ---------------------------------------------------------------------------------------------
+# DS720 config files the consumer will not read as a config
+# ---------------------------------------------------------------------------------------------
+
+CONFIG_SUFFIXES = (".yaml", ".yml", ".json")
+
+
+@rule("DS720", "config-file-not-read", severity="error", target="launch")
+def config_file_not_read(plan, context):
+    """A training config file the consumer will not read as a config, in the version in use.
+
+    ## What it checks
+    How each version reads a config file is taken from its source (the schemas' `x-dslint-reader`):
+    - ms-swift 4.x reads a first argument ending in `.json`, `.yaml` or `.yml`; ms-swift 2.x and
+      3.x read only a `.json` first argument (3.x takes YAML through `--config file.yaml`), so
+      `swift sft config.yaml` stops with `remaining_argv: ['config.yaml']`.
+    - LLaMA-Factory 0.9 reads `.yaml`, `.yml` and `.json` and `key=value` overrides after it;
+      0.8 reads only `.yaml`/`.json`, and only as the single argument: `train config.yml` or
+      `train config.yaml key=value` goes to the command-line parser and raises `Some specified
+      arguments are not used by the HfArgumentParser`.
+    - A `.yaml`/`.json` word that is not the first argument is not read as a config: ms-swift
+      reports it in `remaining_argv`.
+
+    ## Example
+    `swift sft --model m sft.yaml`
+    Use instead: `swift sft sft.yaml --model m`.
+    """
+    ctx = _Context(plan, context)
+    if not ctx.active or plan.command is None or ctx.package not in ("ms-swift", "llamafactory"):
+        return
+    reader = ctx.space.reader
+    launch = plan.command
+    config = launch.config_file
+    label = f"{ctx.label()} {ctx.space.version}"
+    if config is not None and config.value:
+        suffix = "." + config.value.rsplit(".", 1)[-1].lower() if "." in config.value else ""
+        accepted = reader.get("positional-suffixes") or []
+        if accepted and suffix not in accepted:
+            certain = ctx.in_use.known and all(suffix not in (s.reader.get("positional-suffixes") or [])
+                                               for s in ctx.in_use.spaces(ctx.sets))
+            how = ""
+            if ctx.package == "ms-swift" and reader.get("flag"):
+                how = f"; this version reads YAML through {reader['flag']} {config.value}"
+            yield Finding(config.span, f"{label} reads only {', '.join(accepted)} files as the first argument, not "
+                          f"'{config.value}': it is left over as an argument and the parser stops{how}",
+                          related=[ctx.version_related()], severity=_severity(certain))
+        elif ctx.package == "llamafactory" and reader.get("config-must-be-only-argument") and launch.overrides:
+            certain = ctx.in_use.known
+            yield Finding(launch.overrides[0].span, f"{label} reads the config file only when it is the single argument; "
+                          "with key=value after it the whole command line goes to HfArgumentParser, which raises "
+                          "'Some specified arguments are not used by the HfArgumentParser'",
+                          related=[ctx.version_related()], severity=_severity(certain))
+    for index, option in enumerate(launch.program_args):
+        if index == 0 and option.name is None:
+            continue  # the first argument of the program (src/train.py cfg.yaml) is read as the config
+        values = option.values[1:] if option.name is not None else option.values
+        for word in values:
+            text = word.value
+            if not text or not text.lower().endswith(CONFIG_SUFFIXES) or "$" in text:
+                continue
+            if option.name is not None:
+                found = ctx.lookup(option.name.lstrip("-"))
+                if found is not None and found[1].get("x-dslint-nargs") in ("+", "*"):
+                    continue  # a list argument may hold files
+            yield Finding(word.span, f"'{text}' is not the first argument, so {label} does not read it as a config: "
+                          "it is left over and the parser stops" + (" (remaining_argv)" if ctx.package == "ms-swift" else ""),
+                          related=[ctx.version_related()], severity=Severity.WARNING if option.name is not None else None)
+
+
+# ---------------------------------------------------------------------------------------------
+# DS721 accelerate config file
+# ---------------------------------------------------------------------------------------------
+
+
+@rule("DS721", "accelerate-unknown-key", severity="error", target="document", kinds=("accelerate-yaml",), fixable=True)
+def accelerate_unknown_key(document, context):
+    """A top-level key of an accelerate config file that accelerate does not know.
+
+    ## What it checks
+    `accelerate launch --config_file` builds `ClusterConfig(**yaml)` (`SageMakerConfig` for
+    `compute_environment: AMAZON_SAGEMAKER`) after converting the legacy `fp16` and
+    `dynamo_backend` keys, and raises `ValueError: The config file at ... had unknown keys
+    ([...]), please try upgrading your accelerate version` for anything else
+    (accelerate/commands/config/config_args.py). Keys differ between versions (`ipex_config`
+    was removed, `parallelism_config` added); the version in use comes from settings, the
+    installed package or repository pins.
+
+    ## Example
+    `num_process: 8`
+    Use instead: `num_processes: 8`.
+
+    ## Fix safety
+    Unsafe: the closest key is a guess.
+    """
+    mapping = document.mapping
+    if mapping is None:
+        return
+    use = in_use("accelerate", document.path, context.settings)
+    if use is None:
+        return
+    env = mapping.get("compute_environment")
+    set_name = "sagemaker" if isinstance(env, Scalar) and env.value == "AMAZON_SAGEMAKER" else "cluster"
+    space = arg_space(use.generation.schema_name, (set_name,))
+    legacy = set(space.reader.get("legacy-keys", []))
+    import difflib
+
+    for entry in mapping.entries:
+        key = entry.key
+        if key in space.fields or key in legacy:
+            continue
+        elsewhere = [g.version for g in other_generations("accelerate", use.generation.schema_name)
+                     if key in arg_space(g.schema_name, (set_name,)).fields]
+        certain = use.known and all(key not in s.fields for s in use.spaces((set_name,)))
+        close = difflib.get_close_matches(key, list(space.fields), n=1, cutoff=0.75)
+        message = f"accelerate {use.generation.version} does not know the config key '{key}': it raises 'The config file ... had unknown keys'"
+        if elsewhere:
+            message += f" (accelerate {', '.join(elsewhere)} has it)"
+        if close:
+            message += f"; did you mean '{close[0]}'?"
+        from dslint.edits import rename_key
+
+        fix = Fix.unsafe(f"Rename {key} to {close[0]}", rename_key(entry, close[0])) if close else None
+        yield Finding(entry.key_span, message, related=[Related(f"assumed {use.describe()}")], fix=fix,
+                      severity=_severity(certain))
