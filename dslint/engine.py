@@ -217,25 +217,37 @@ class Engine:
         result.rules = list(self.rules)
         result.plans = plans
         targets = {"document": documents, "deepspeed": self.deepspeed_uses(documents, plans), "launch": plans}
-        raw: list[Diagnostic] = []
-        failed: set[tuple[str, int]] = set()  # (rule code, id(source)) of rules that raised on a file
-        for found in self.rules:
-            if found.target == "suppressions":
-                continue  # judged after filtering, below
-            for target in targets.get(found.target, ()):
-                if found.kinds and getattr(target, "kind", None) not in found.kinds:
-                    continue
-                errors = len(result.internal_errors)
-                raw.extend(self._run_rule(found, target, result))
-                if len(result.internal_errors) > errors:  # None: a target of no single file (a launch plan)
-                    source = getattr(getattr(target, "document", target), "source", None)
-                    failed.add((found.code, id(source) if source is not None else None))
+        work = [
+            (found, target)
+            for found in self.rules
+            if found.target != "suppressions"  # judged after filtering, below
+            for target in targets.get(found.target, ())
+            if not (found.kinds and getattr(target, "kind", None) not in found.kinds)
+        ]
+        from dslint import parallel
+
+        if parallel.worth_it(len(documents)):
+            raw, failed = parallel.run_split(self._run_pairs, documents, work, result)
+        else:
+            raw, failed = self._run_pairs(work, result)
         scans: dict[int, Suppressions] = {}
         result.diagnostics = self._filter(raw, documents, scans)
         judges = [r for r in self.rules if r.target == "suppressions"]
         if judges:
             result.diagnostics = sorted(result.diagnostics + self._judge_suppressions(judges, documents, scans, failed, result), key=Diagnostic.sort_key)
         return result
+
+    def _run_pairs(self, work: list[tuple[Rule, object]], result: RunResult) -> tuple[list[Diagnostic], set]:
+        """Run each (rule, target): the diagnostics, and (rule code, id(source)) of rules that raised on a file."""
+        raw: list[Diagnostic] = []
+        failed: set[tuple[str, int | None]] = set()
+        for found, target in work:
+            errors = len(result.internal_errors)
+            raw.extend(self._run_rule(found, target, result))
+            if len(result.internal_errors) > errors:  # None: a target of no single file (a launch plan)
+                source = getattr(getattr(target, "document", target), "source", None)
+                failed.add((found.code, id(source) if source is not None else None))
+        return raw, failed
 
     def _judge_suppressions(self, judges: list[Rule], documents: list[Document], scans: dict[int, "Suppressions"], failed: set, result: RunResult) -> list[Diagnostic]:
         """Run the ``suppressions`` rules on each file's comments, now that their use is known.

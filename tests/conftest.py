@@ -20,7 +20,7 @@ def _no_color(monkeypatch):
     monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
 
 
-# CI installs deepspeed (and later transformers and accelerate) and sets DSLINT_REQUIRE_ORACLES=1:
+# CI installs deepspeed, transformers and accelerate and sets DSLINT_REQUIRE_ORACLES=1:
 # there an oracle test that skips because a package is missing is a failure, not a pass.
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
@@ -30,3 +30,13 @@ def pytest_runtest_makereport(item, call):
         reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
         report.outcome = "failed"
         report.longrepr = f"oracle test skipped while DSLINT_REQUIRE_ORACLES=1: {reason}"
+
+
+# The generated oracle tests (test_oracle_generated.py) leave their agreement tables here; they
+# are printed at the end of the run, whatever the outcome.
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    tables = getattr(config, "_dslint_oracle_tables", [])
+    if tables:
+        terminalreporter.section("oracle agreement")
+        for table in tables:
+            terminalreporter.write_line(table)

@@ -106,13 +106,32 @@ def _read_yaml(source: SourceFile) -> Document:
     return Document(source=source, kind=kind, root=root, problems=problems, flavor=flavor)
 
 
+# Launch scripts are a few hundred lines; past these limits a script gets a diagnostic (DS003)
+# instead of a parse and a link whose cost grows with its size times its launch commands.
+MAX_SCRIPT_BYTES = 256 * 1024
+MAX_SCRIPT_LINES = 5_000
+MAX_SCRIPT_COMMANDS = 1_000  # statements, after parsing (one line can hold thousands)
+
+
 def _read_script(source: SourceFile) -> Document:
     if classify_script(source.path, source.text) is None:
         raise Skipped("not a shell script")
     from dslint.documents.shell import parse_script
 
+    size, lines = len(source.utf8), source.text.count("\n") + 1
+    if size > MAX_SCRIPT_BYTES:
+        return _too_long(source, f"script is {size / 1024:,.0f} KB; dslint reads launch scripts up to {MAX_SCRIPT_BYTES // 1024} KB")
+    if lines > MAX_SCRIPT_LINES:
+        return _too_long(source, f"script has {lines:,} lines; dslint reads launch scripts up to {MAX_SCRIPT_LINES:,} lines")
     script = parse_script(source)
+    if len(script.commands) > MAX_SCRIPT_COMMANDS:
+        return _too_long(source, f"script has {len(script.commands):,} commands; dslint reads launch scripts of up to {MAX_SCRIPT_COMMANDS:,}")
     return Document(source=source, kind=SCRIPT, root=None, problems=list(script.problems), script=script)
+
+
+def _too_long(source: SourceFile, message: str) -> Document:
+    """A script past the limits: reported by unreadable-file (DS003), not linted."""
+    return Document(source=source, kind="unreadable", root=None, problems=[ParseProblem(Span(source, 0, min(1, len(source.text))), message)])
 
 
 def _mentions_training_keys(text: str) -> bool:

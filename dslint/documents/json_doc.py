@@ -38,8 +38,32 @@ class TooDeep(Exception):
     pass
 
 
+def _hjson_float(text: str):
+    """A JSON number with a fraction or exponent as hjson reads it: whole values below 1e10
+    become ints (hjson/decoder.py:255-256); an infinite one raises OverflowError, as in hjson."""
+    value = float(text)
+    if int(value) == value and abs(value) < 1e10:
+        return int(value)
+    return value
+
+
+def _not_strict_json(name: str):
+    raise ValueError(f"{name} is not JSON")
+
+
 def load_values(text: str) -> Any:
-    """Values exactly as hjson returns them, objects as ``_Pairs`` lists."""
+    """Values exactly as hjson returns them, objects as ``_Pairs`` lists.
+
+    Strict JSON (most configs) is read by the C ``json`` parser with hjson's number rule, which
+    gives hjson's values about ten times faster; anything else (comments, quoteless values,
+    NaN, errors) goes to hjson itself, whose messages and values are DeepSpeed's.
+    """
+    import json
+
+    try:
+        return json.loads(text, object_pairs_hook=_Pairs, parse_float=_hjson_float, parse_constant=_not_strict_json)
+    except (ValueError, OverflowError):
+        pass
     import hjson
 
     return hjson.loads(text, object_pairs_hook=_Pairs)
@@ -269,6 +293,8 @@ def _consistent(value: Any, ts_node) -> bool:
 def _decode_key(key_node) -> str:
     raw = key_node.text.decode("utf-8", "replace")
     if key_node.type == "string":
+        if "\\" not in raw and len(raw) >= 2 and raw[0] == raw[-1] == '"':
+            return raw[1:-1]  # no escapes: the text between the quotes (json.loads gives the same)
         import json
 
         try:

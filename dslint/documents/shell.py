@@ -495,6 +495,9 @@ _MPI_FLAGS = frozenset(
 _MAX_DEPTH = 120  # statement nesting handled; deeper constructs are skipped
 _MAX_EVAL_DEPTH = 4
 _MAX_EXPANSION_NESTING = 100  # $( $( ... ) ), ${a:-${b:-...}} deeper than this is unknown
+_MAX_VALUE_CHARS = 100_000  # a value longer than this (A="$A$A" forty times) is unknown
+_MAX_VAR_PARTS = 256  # a variable built from more pieces keeps them joined into one
+_MAX_ARRAY_ELEMENTS = 10_000  # a longer array (A=("${A[@]}" "${A[@]}") ...) is unknown
 
 UNKNOWN = (None, None)
 BREAK = None  # field break inside a piece list ("${arr[@]}")
@@ -504,20 +507,23 @@ def _join(parts: Iterable[tuple]) -> tuple[str | None, str | None]:
     """(value, assumed) of a sequence of (value, assumed[, quoted]) pieces."""
     vals: list[str] | None = []
     asms: list[str] | None = []
+    vlen = alen = 0
     for piece in parts:
         if piece is None:
             continue
         v, a = piece[0], piece[1]
         if vals is not None:
-            if v is None:
+            if v is None or vlen + len(v) > _MAX_VALUE_CHARS:
                 vals = None
             else:
                 vals.append(v)
+                vlen += len(v)
         if asms is not None:
-            if a is None:
+            if a is None or alen + len(a) > _MAX_VALUE_CHARS:
                 asms = None
             else:
                 asms.append(a)
+                alen += len(a)
     return (None if vals is None else "".join(vals), None if asms is None else "".join(asms))
 
 
@@ -971,6 +977,10 @@ class _Var:
 
     def __init__(self, parts, exported, span, kind, array=None, unset=False):
         self.parts = tuple(parts)  # ((value|None, assumed|None), ...)
+        if len(self.parts) > _MAX_VAR_PARTS:  # bounded, however often a script doubles a variable
+            self.parts = (_join(self.parts),)
+        if array is not None and len(array) > _MAX_ARRAY_ELEMENTS:
+            array, self.parts = None, ((None, None),)
         self.array = array  # tuple of parts-tuples for indexed arrays
         self.exported = exported
         self.unset = unset
@@ -2993,6 +3003,8 @@ def _find_traps(script: Script, excluded_bytes: list[tuple[int, int]]) -> None:
             continue  # an escaped backslash, not a continuation
         if not code(bs_pos):
             continue
+        if text[end : end + 1] == "\r":
+            continue  # `\` + CR: bash escapes the CR and the line does not continue (crlf-line-endings says so)
         if len(stripped) < len(content):
             traps.append(
                 Trap(

@@ -16,6 +16,8 @@ MAX_NODES = 100_000
 MAX_DEPTH = 64
 
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_STR = "tag:yaml.org,2002:str"
+_SCALAR_NODE = yaml.ScalarNode
 
 
 class _Limit(Exception):
@@ -103,9 +105,15 @@ class _Converter:
             raise _Limit(f"more than {MAX_NODES} YAML nodes after alias expansion; not linted")
 
     def convert(self, node, depth: int = 0) -> Node:
-        self._count()
+        self.count += 1
+        if self.count > MAX_NODES:
+            raise _Limit(f"more than {MAX_NODES} YAML nodes after alias expansion; not linted")
         if depth > MAX_DEPTH:
             raise _Limit(f"nesting deeper than {MAX_DEPTH} levels; not linted")
+        if node.tag == _STR and type(node) is _SCALAR_NODE:
+            # most values are strings, and the constructor returns a str node's text as it is
+            return Scalar(span=Span(self.source, node.start_mark.index, node.end_mark.index), value=node.value,
+                          style="quoted" if node.style in ("'", '"') else "plain", tag=_STR)
         if isinstance(node, (yaml.MappingNode, yaml.SequenceNode)) and node.tag not in self.loader.yaml_constructors:
             self._problem(node, yaml.constructor.ConstructorError(problem=f"could not determine a constructor for the tag '{node.tag}'"))
         if isinstance(node, yaml.MappingNode):
@@ -113,7 +121,9 @@ class _Converter:
         if isinstance(node, yaml.SequenceNode):
             return Sequence(span=self.span(node), items=[self.convert(child, depth + 1) for child in node.value])
         try:
-            value = self.loader.construct_object(node, deep=True)
+            construct = self.loader.yaml_constructors.get(node.tag) if isinstance(node, yaml.ScalarNode) else None
+            # a scalar's constructor directly (what construct_object calls, without its bookkeeping)
+            value = construct(self.loader, node) if construct is not None else self.loader.construct_object(node, deep=True)
         except (yaml.YAMLError, ValueError, OverflowError) as exc:
             value = node.value
             self._problem(node, exc)

@@ -569,7 +569,17 @@ def _display(path: Path, cwd: Path) -> str:
         return str(path)
 
 
+_PRESETS: dict[str, Document] = {}
+
+
 def _preset_document(name: str) -> Document:
+    """The ms-swift preset as a document; read once per run of dslint (presets never change)."""
+    if name not in _PRESETS:
+        _PRESETS[name] = _read_preset(name)
+    return _PRESETS[name]
+
+
+def _read_preset(name: str) -> Document:
     from dslint.documents.json_doc import parse_json
 
     source = SourceFile(path=f"<ms-swift preset {name}>", text=preset_text(name))

@@ -323,7 +323,21 @@ def hardware(target, settings) -> Hardware | None:
     return _comment_hardware(script)
 
 
+_HARDWARE_OF: dict[int, tuple] = {}  # id(script) -> (script, result): one scan per script, not per launch
+
+
 def _comment_hardware(script) -> Hardware | None:
+    cached = _HARDWARE_OF.get(id(script))
+    if cached is not None and cached[0] is script:
+        return cached[1]
+    if len(_HARDWARE_OF) > 256:
+        _HARDWARE_OF.clear()
+    found = _comment_hardware_scan(script)
+    _HARDWARE_OF[id(script)] = (script, found)
+    return found
+
+
+def _comment_hardware_scan(script) -> Hardware | None:
     named: dict[str, tuple[int, str, Span]] = {}
     for line_number, text, span in _comments(script.source):
         for pattern, value in _HARDWARE_WORDS:

@@ -141,8 +141,24 @@ def key_history(dotted: str) -> dict:
 # ---- walking the config along the schema ---------------------------------------------------
 
 
+_KNOWN_KEYS: dict[tuple, dict] = {}
+
+
 def known_keys(section: dict, version: Version, path: tuple) -> dict[str, dict]:
-    """Keys of ``section`` that exist in the configured version (removed ones included until removal)."""
+    """Keys of ``section`` that exist in the configured version (removed ones included until removal).
+
+    Computed once per (schema section, version, path): every config of a run asks the same.
+    """
+    cache_key = (id(section), version.value, path)
+    cached = _KNOWN_KEYS.get(cache_key)
+    if cached is not None and cached[0] is section:
+        return cached[1]
+    out = _known_keys(section, version, path)
+    _KNOWN_KEYS[cache_key] = (section, out)
+    return out
+
+
+def _known_keys(section: dict, version: Version, path: tuple) -> dict[str, dict]:
     out = {}
     for key, spec in section.get("properties", {}).items():
         history = key_history(dotted(path + (key,)))
@@ -165,8 +181,27 @@ def strict_in_version(path: tuple, section: dict, version: Version) -> bool | No
     return False
 
 
+_SECTIONS: dict[tuple, tuple] = {}
+
+
 def sections(config: Mapping, version: Version):
-    """(path, mapping, schema, strict) for every mapping of the config the schema describes."""
+    """(path, mapping, schema, strict) for every mapping of the config the schema describes.
+
+    Memoized per config and version: every DS2xx rule walks the same config, once per launch
+    that uses it.
+    """
+    cache_key = (id(config), version.value)
+    hit = _SECTIONS.get(cache_key)
+    if hit is not None and hit[0] is config:
+        return iter(hit[1])
+    if len(_SECTIONS) > 1024:
+        _SECTIONS.clear()
+    found = list(_sections(config, version))
+    _SECTIONS[cache_key] = (config, found)
+    return iter(found)
+
+
+def _sections(config: Mapping, version: Version):
     stack = [((), config, schema())]
     while stack:
         path, mapping, node = stack.pop()
@@ -180,6 +215,8 @@ def sections(config: Mapping, version: Version):
             spec = props.get(item.key)
             if spec is None or not isinstance(item.value, Mapping):
                 continue
+            if not path and item.key == "bfloat16" and not bfloat16_read(mapping):
+                continue  # DeepSpeed reads `bfloat16` only when `bf16` is absent or null
             child = resolve(spec)
             if "properties" in child or child.get("additionalProperties") is False:
                 stack.append((path + (item.key,), item.value, spec))
@@ -405,6 +442,13 @@ def strict_number(mapping: Mapping | None, key: str, default: Any, kind=lax_floa
         return kind(raw(node))
     except Invalid:
         return UNKNOWN
+
+
+def bfloat16_read(config: Mapping) -> bool:
+    """Does DeepSpeed read the old `bfloat16` section? Only when `bf16` is absent or null
+    (deepspeed/runtime/precision_config.py:34-38)."""
+    node = config.get("bf16")
+    return node is None or (isinstance(node, Scalar) and node.value is None)
 
 
 def precision_section(config: Mapping, which: str) -> Mapping | None:

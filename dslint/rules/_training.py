@@ -110,8 +110,14 @@ class ArgSpace:
 
     def closest(self, name: str) -> str | None:
         key = name.lstrip("-").replace("-", "_")
-        close = difflib.get_close_matches(key, list(self.fields), n=1, cutoff=0.75)
-        return close[0] if close else None
+        memo = (id(self), key)  # spaces live as long as arg_space's cache; the same keys recur in every file
+        if memo not in _CLOSEST:
+            close = difflib.get_close_matches(key, list(self.fields), n=1, cutoff=0.75)
+            _CLOSEST[memo] = close[0] if close else None
+        return _CLOSEST[memo]
+
+
+_CLOSEST: dict[tuple, str | None] = {}
 
 
 @lru_cache(maxsize=None)

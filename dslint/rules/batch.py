@@ -265,6 +265,11 @@ def batch_value_type(use, context):
     - `"Auto"` or `"AUTO"`: only lowercase `"auto"` is filled in by HF and accelerate.
     - A fraction such as `2.5`: DeepSpeed computes with it, and the data loader then fails with
       `batch_size should be a positive integer value`.
+    - A boolean: Python counts `true` as 1, so DeepSpeed's arithmetic goes through.
+
+    Fractions and booleans are errors although `DeepSpeedConfig` itself accepts them (it checks
+    neither type; a deliberate difference in the generated oracle tests): no training loop can
+    use them as a batch size.
     - An hjson quoteless value such as `GB_SIZE,` (a template placeholder) is the string
       `"GB_SIZE,"` to DeepSpeed.
 

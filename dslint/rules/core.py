@@ -93,7 +93,9 @@ def unreadable_file(document, context):
 
     ## What it checks
     Files that cannot be opened (permissions, a symbolic link loop) or that exceed dslint's
-    size limit (10 MB; real configs are a few kilobytes).
+    size limit (10 MB; real configs are a few kilobytes), and launch scripts past the script
+    limits (256 KB, 5,000 lines or 1,000 commands; real launch scripts have a few hundred lines),
+    which are reported instead of parsed, so that no input makes a run slow.
 
     ## Why it matters
     A config that was not read was not checked; a gate that skips it silently gives false

@@ -722,7 +722,11 @@ def scheduler_config(use, context):
       module HF Trainer and accelerate use: an error under those consumers, a warning for a
       config no launch reaches;
     - `total_num_steps` below `warmup_num_steps` (a warning: DeepSpeed only logs it,
-      lr_schedules.py:826-828).
+      lr_schedules.py:826-828);
+    - a `torch.optim.lr_scheduler` class (`StepLR`, ...) with ZeRO stage 1-3 or fp16/bf16: DeepSpeed
+      builds it on its optimizer wrapper, which torch refuses: `TypeError: DeepSpeedZeroOptimizer
+      is not an Optimizer` (engine.py `_scheduler_from_config`; found by the generated
+      `deepspeed.initialize` oracle test). It works only with ZeRO off in fp32.
 
     `"auto"` values are skipped: HF Trainer and accelerate fill them.
 
@@ -757,6 +761,23 @@ def scheduler_config(use, context):
         yield finding
 
 
+_WRAPPER_CLASS = {"ZeRO stage 1/2 optimizer": "DeepSpeedZeroOptimizer", "ZeRO stage 3 optimizer": "DeepSpeedZeroOptimizer_Stage3",
+                  "fp16/bf16 optimizer wrapper": "FP16_UnfusedOptimizer"}
+
+
+def _optimizer_wrapper(config) -> str | None:
+    """The DeepSpeed wrapper a config-built optimizer ends up in (engine.py `_configure_optimizer`), or None
+    when the scheduler gets the torch optimizer itself (ZeRO off, fp32) or it cannot be told."""
+    stage = ds.zero_stage(config)
+    if stage in (1, 2):
+        return "ZeRO stage 1/2 optimizer"
+    if stage == 3:
+        return "ZeRO stage 3 optimizer"
+    if stage == 0 and (ds.precision_enabled(config, "fp16") is True or ds.precision_enabled(config, "bf16") is True):
+        return "fp16/bf16 optimizer wrapper"
+    return None
+
+
 def _scheduler_findings(use, context):
     config = use.config
     scheduler = config.get("scheduler")
@@ -787,7 +808,17 @@ def _scheduler_findings(use, context):
         )
         return
     params = params_entry.value
-    if name not in DEEPSPEED_SCHEDULERS or not isinstance(params, Mapping):
+    if name not in DEEPSPEED_SCHEDULERS:
+        wrapper = _optimizer_wrapper(config)
+        if wrapper is not None:
+            yield Finding(
+                item.value.span,
+                f"scheduler.type {name!r} is a torch.optim.lr_scheduler class, and DeepSpeed gives it its {wrapper}, which is not a "
+                f"torch Optimizer: 'TypeError: {_WRAPPER_CLASS[wrapper]} is not an Optimizer' at deepspeed.initialize; use one of "
+                f"DeepSpeed's schedulers ({', '.join(DEEPSPEED_SCHEDULERS)}) or build the scheduler in code",
+            )
+        return
+    if not isinstance(params, Mapping):
         return
     required, optional = DEEPSPEED_SCHEDULERS[name]
     accepted = set(required) | set(optional)

@@ -49,7 +49,24 @@ def _candidates(key: str, known: dict[str, dict], section: dict) -> list[str]:
     return [name for name, _ in _scored(key, known, section)]
 
 
+_SCORED: dict[tuple, tuple] = {}
+
+
 def _scored(key: str, known: dict[str, dict], section: dict) -> list[tuple[str, float]]:
+    """The close known keys and their similarity; memoized: a config that many launches use is
+    checked once per launch, and difflib is the costly part."""
+    cache_key = (key, id(known), id(section))
+    hit = _SCORED.get(cache_key)
+    if hit is not None and hit[0] is known and hit[1] is section:
+        return hit[2]
+    if len(_SCORED) > 4096:
+        _SCORED.clear()
+    out = _score(key, known, section)
+    _SCORED[cache_key] = (known, section, out)
+    return out
+
+
+def _score(key: str, known: dict[str, dict], section: dict) -> list[tuple[str, float]]:
     names = [k for k, spec in known.items() if not spec.get("x-dslint-removed")]
     lowered = {k.lower(): k for k in names}
     normalised = key.lower().replace("-", "_").replace(" ", "_")

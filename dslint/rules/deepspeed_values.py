@@ -177,6 +177,8 @@ def _section_findings(config: Mapping, version: ds.Version):
         spec = root["properties"].get(item.key)
         if spec is None or item.key in _SECTION_SKIP or spec.get("x-dslint-removed"):
             continue
+        if item.key == "bfloat16" and not ds.bfloat16_read(config):
+            continue  # DeepSpeed reads `bfloat16` only when `bf16` is absent or null
         target = ds.resolve(spec)
         if not ("properties" in target or target.get("type") == "object"):
             continue
@@ -220,7 +222,9 @@ def value_type(use, context):
       (deepspeed/runtime/precision_config.py:120-180);
     - a top-level section that is not an object: `"fp16": null`, `"zero_optimization": null`,
       `"optimizer": "auto"`, `"activation_checkpointing": true` (`"bf16": null` is accepted:
-      DeepSpeed falls back to `bfloat16`).
+      DeepSpeed falls back to `bfloat16`, which it reads only when `bf16` is absent or null);
+    - with the legacy `"zero_optimization": true`, the top-level `allgather_size`, which
+      DeepSpeed validates as `allgather_bucket_size` (zero/config.py:60-65).
 
     Values of exactly `"auto"` are skipped: DeepSpeed drops them before validation
     (config_utils.py:54-57). hjson quoteless text is a string to DeepSpeed: `stage: 3` is the
@@ -249,6 +253,14 @@ def value_type(use, context):
     """
     version = ds.Version(context)
     yield from _section_findings(use.config, version)
+    legacy = use.config.entry("allgather_size")
+    zero = use.config.get("zero_optimization")
+    if legacy is not None and isinstance(zero, Scalar) and zero.value is True and not ds.is_auto(legacy.value):
+        # The legacy `"zero_optimization": true` validates the top-level allgather_size as
+        # allgather_bucket_size (deepspeed/runtime/zero/config.py:60-65).
+        problem = _check_type((), "allgather_size", ds.prop(("zero_optimization", "allgather_bucket_size")), legacy)
+        if problem is not None:
+            yield Finding(legacy.value.span, problem[0], fix=problem[1])
     for path, item, spec in ds.described_entries(use.config, version, strict=True):
         if spec.get("x-dslint-removed"):
             continue
@@ -266,6 +278,12 @@ def auto_wrong_case(use, context):
     ## What it checks
     Every string value of the config that reads `auto` in another case (batch keys are left to
     `batch-value-type`).
+
+    This is an error even where `DeepSpeedConfig` itself does not raise: in the values it
+    reads without validation (`gradient_clipping`, `optimizer.params`, `scheduler.params`, string
+    fields such as `wandb.project`) `"Auto"` passes the parse and fails later (at the first step,
+    or in the optimizer), or is carried as a meaningless string. The generated oracle tests list
+    this as a deliberate difference from `DeepSpeedConfig`.
 
     ## Why it matters
     DeepSpeed drops only the exact string `"auto"` (deepspeed/runtime/config_utils.py:56),

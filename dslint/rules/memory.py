@@ -4,10 +4,21 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from typing import TYPE_CHECKING
+
 from dslint.diagnostics import Finding, Related, Severity
-from dslint.explain import Explanation, estimate_for, explain_plan, options_from_settings
-from dslint.memory import GiB, MemoryInputs, show_range
 from dslint.rule import rule
+
+if TYPE_CHECKING:
+    from dslint.explain import Explanation
+    from dslint.memory import MemoryInputs
+
+
+def _load() -> None:
+    """Import the estimator when the rule first runs: loading the rules (every dslint start) stays cheap."""
+    global GiB, MemoryInputs, estimate_for, explain_plan, options_from_settings, show_range
+    from dslint.explain import estimate_for, explain_plan, options_from_settings
+    from dslint.memory import GiB, MemoryInputs, show_range
 
 HEADROOM = 0.9  # a cheaper setup must leave 10% for the CUDA context, NCCL and fragmentation
 
@@ -64,6 +75,10 @@ def memory_fit(plan, context):
     kernels' workspaces and framework-specific buffers are not counted; MoE activations are
     counted as for a dense model of the same hidden size.
     """
+    settings = context.settings
+    if getattr(settings, "device_memory", None) is None and getattr(settings, "hardware", None) is None:
+        return  # no device memory to compare with (what options_from_settings would find); skip the import
+    _load()
     options = options_from_settings(context.settings)
     if options.device_memory is None and options.hardware is None:
         return

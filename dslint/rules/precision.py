@@ -72,6 +72,7 @@ def precision_conflict(plan, context):
       `mixed_precision` fp16/bf16 (command line or accelerate config) while the DeepSpeed config
       enables the other one: `ValueError: --mixed_precision arg cannot be set to bf16 when fp16
       is set in the DeepSpeed config file.` (accelerate 1.15 utils/dataclasses.py:1436-1441).
+      accelerate compares the text: `true` and `"True"` count as enabled, `1` and `"yes"` do not.
 
     ## Why it matters
     Each combination stops the run at start-up, after the job has waited for its nodes.
@@ -147,10 +148,15 @@ def precision_conflict(plan, context):
 
 
 def _ds_enabled_node(precision: Precision, which: str):
+    """`<which>.enabled` when accelerate counts it as set: it checks
+    `str(ds_config.get(which, {}).get("enabled", "False")).lower() == "true"` (utils/dataclasses.py:1436),
+    so `true` and `"True"` count, `1` and `"yes"` do not, and `bfloat16` is not looked at."""
     config = precision.ds_config
-    if config is None or ds.precision_enabled(config, which) is not True:
+    section = config.get(which) if config is not None else None
+    node = section.get("enabled") if section is not None and hasattr(section, "entries") else None
+    if node is None or str(node.to_python()).lower() != "true":
         return None
-    return ds.precision_section(config, which).entry("enabled").value
+    return node
 
 
 @rule("DS402", "weights-dtype-mismatch", severity="warning", target="launch", fixable=True)

@@ -44,6 +44,10 @@ def blank_line_after_continuation(document, context):
     comment out or delete a line in a long ms-swift or DeepSpeed command
     (modelscope/ms-swift#5328).
 
+    A `\\` before a CRLF line ending does not continue the line at all (bash escapes the
+    carriage return): such lines are left to `crlf-line-endings`, and deleting the blank line
+    would not help.
+
     ## Example
     ```sh
     NPROC_PER_NODE=8 \\
@@ -58,17 +62,49 @@ def blank_line_after_continuation(document, context):
 
     ## Fix safety
     Unsafe: deleting the blank line joins the two parts into one command, which changes what
-    runs (to what the script appears to say).
+    runs (to what the script appears to say). When nothing is lost, or when the next line
+    cannot be arguments (`((i++))`, `if`, `}`: joining would not parse), the fix removes the
+    trailing `\\` instead, which is safe: bash already ends the command there.
     """
     for trap in _traps(document, "blank-line-after-continuation"):
-        line = trap.span.source.position(trap.span.start)[0]
+        source = trap.span.source
+        line = source.position(trap.span.start)[0]
         harmless = "nothing is lost" in trap.message
-        yield Finding(
-            trap.span,
-            trap.message,
-            fix=Fix.unsafe("Delete the blank line", _whole_line(trap.span.source, line)),
-            severity=Severity.WARNING if harmless else None,
-        )
+        if harmless or not _joinable(_next_code_line(source, line)):
+            # bash ends the command at the blank line already; joining would make the next
+            # statement (`((i++))`, `if`, `}`) an argument, which bash cannot parse
+            fix = Fix.safe("Remove the trailing `\\` (bash ends the command here already)", _trailing_backslash(source, line - 1))
+        else:
+            fix = Fix.unsafe("Delete the blank line", _whole_line(source, line))
+        yield Finding(trap.span, trap.message, fix=fix, severity=Severity.WARNING if harmless else None)
+
+
+_RESERVED = frozenset({"if", "then", "else", "elif", "fi", "for", "while", "until", "do", "done", "case", "esac", "function", "select",
+                       "time", "in", "!", "{", "}", "[[", "]]", "coproc"})
+
+
+def _next_code_line(source, line: int) -> str:
+    for number in range(line + 1, source.line_count + 1):
+        text = source.line_text(number).strip()
+        if text and not text.startswith("#"):
+            return text
+    return ""
+
+
+def _joinable(follow: str) -> bool:
+    """Can this line become the arguments of the command before it?"""
+    if not follow or follow.startswith(("(", ")", "{", "}", ";", "&", "|", "<", ">")):
+        return False
+    return follow.split()[0] not in _RESERVED
+
+
+def _trailing_backslash(source, line: int) -> Edit:
+    text = source.line_text(line)
+    content = text.rstrip(" \t")
+    start = source.line_start(line) + len(content) - 1  # the backslash
+    while start > source.line_start(line) and source.text[start - 1] in " \t":
+        start -= 1
+    return Edit(source, start, source.line_start(line) + len(content), "")
 
 
 @rule("DS602", "comment-in-continuation", severity="error", kinds=(SCRIPT,), fixable=True)

@@ -37,6 +37,20 @@ _SEXAGESIMAL = re.compile(r"^[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?$")
 # ---------------------------------------------------------------------------------------------
 
 
+_CONTEXTS: dict[int, tuple] = {}  # id(plan) -> (plan, context, _Context): built once per plan, not once per rule
+
+
+def _context(plan, context) -> "_Context":
+    hit = _CONTEXTS.get(id(plan))
+    if hit is not None and hit[0] is plan and hit[1] is context:
+        return hit[2]
+    if len(_CONTEXTS) > 4096:
+        _CONTEXTS.clear()
+    found = _Context(plan, context)
+    _CONTEXTS[id(plan)] = (plan, context, found)
+    return found
+
+
 class _Context:
     """What the DS7xx launch rules need about one plan."""
 
@@ -185,7 +199,7 @@ def unknown_training_argument(plan, context):
     Safe for renames the project documents (`evaluation_strategy` → `eval_strategy`) when the
     version is known; otherwise unsafe (the closest known name).
     """
-    ctx = _Context(plan, context)
+    ctx = _context(plan, context)
     if not ctx.active:
         return
     owned = OWNED_ELSEWHERE.get(ctx.package, set())
@@ -306,7 +320,7 @@ def training_value_type(plan, context):
     ## Fix safety
     Safe: `1.0e-4` is the same number, and a float for every YAML reader.
     """
-    ctx = _Context(plan, context)
+    ctx = _context(plan, context)
     if not ctx.active:
         return
     reader = ctx.reader()
@@ -408,7 +422,7 @@ def yaml11_scalar_trap(plan, context):
     Quoting a boolean word is safe (the string is what the choice needs). Rewriting `010` as `10`
     is unsafe: it changes the value to what was probably meant.
     """
-    ctx = _Context(plan, context)
+    ctx = _context(plan, context)
     if not ctx.active:
         return
     for name, arg in plan.args.items():
@@ -474,7 +488,7 @@ def list_as_comma_string(plan, context):
     ## Fix safety
     Unsafe: a comma can be part of a value (a regex in `target_modules`).
     """
-    ctx = _Context(plan, context)
+    ctx = _context(plan, context)
     if not ctx.active or ctx.package != "ms-swift":
         return
     for name, arg in plan.args.items():
@@ -520,7 +534,7 @@ def invalid_training_choice(plan, context):
     ## Fix safety
     Safe when the value differs from a valid one only in case (`Cosine`); otherwise unsafe.
     """
-    ctx = _Context(plan, context)
+    ctx = _context(plan, context)
     if not ctx.active:
         return
     for name, arg in plan.args.items():
@@ -638,7 +652,7 @@ def fsdp_with_deepspeed(plan, context):
     `torchrun train.py --fsdp "full_shard auto_wrap" --deepspeed ds_z3.json`
     Use instead: one of the two.
     """
-    if plan.consumer not in ("hf", "swift", "llamafactory") or not _Context(plan, context).active:
+    if plan.consumer not in ("hf", "swift", "llamafactory") or not _context(plan, context).active:
         return
     fsdp, ds = plan.arg("fsdp"), plan.arg("deepspeed")
     if fsdp is None or ds is None:
@@ -682,7 +696,7 @@ def load_best_strategy_mismatch(plan, context):
     ```
     Use instead: `save_steps: 600`.
     """
-    ctx = _Context(plan, context)
+    ctx = _context(plan, context)
     if not ctx.active:
         return
     best = plan.arg("load_best_model_at_end")
@@ -748,7 +762,7 @@ def eval_without_dataset(plan, context):
     ```
     Use instead: add `val_size: 0.1` or `eval_dataset: ...`, or drop `eval_strategy`.
     """
-    ctx = _Context(plan, context)
+    ctx = _context(plan, context)
     if not ctx.active or ctx.package != "llamafactory" or "train" not in (ctx.sets or ("train",)):
         return
     if plan.arg("eval_dataset") is not None and plan.arg("eval_dataset").value not in (None, "", []):
@@ -859,7 +873,7 @@ def config_file_not_read(plan, context):
     `swift sft --model m sft.yaml`
     Use instead: `swift sft sft.yaml --model m`.
     """
-    ctx = _Context(plan, context)
+    ctx = _context(plan, context)
     if not ctx.active or plan.command is None or ctx.package not in ("ms-swift", "llamafactory"):
         return
     reader = ctx.space.reader

@@ -1,0 +1,227 @@
+"""Shared pieces of the generated oracle tests (tests/test_oracle_generated.py).
+
+- ``Obj``: a JSON object as a list of (key, value) pairs, so that a case can carry duplicate keys;
+- ``render``: writes a case as strict JSON or as hjson (comments, trailing commas, unquoted keys,
+  quoteless values, newline separators), the syntaxes DeepSpeed's loader accepts and `json` does not;
+- ``Verdicts``: the agreement bookkeeping: every case's dslint verdict and oracle verdict, the
+  deliberate differences (each with its reason), and the table printed at the end of the run.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+
+class Obj(list):
+    """A JSON object written as (key, value) pairs; keys may repeat."""
+
+    def get(self, key, default=None):
+        for k, v in reversed(self):
+            if k == key:
+                return v
+        return default
+
+    def set(self, key, value) -> "Obj":
+        for i, (k, _) in enumerate(self):
+            if k == key:
+                self[i] = (key, value)
+                return self
+        self.append((key, value))
+        return self
+
+
+def to_python(value):
+    """The value json/hjson produce (last duplicate wins)."""
+    if isinstance(value, Obj):
+        out = {}
+        for k, v in value:
+            out[k] = to_python(v)
+        return out
+    if isinstance(value, list):
+        return [to_python(v) for v in value]
+    return value
+
+
+def has_duplicates(value) -> bool:
+    if isinstance(value, Obj):
+        keys = [k for k, _ in value]
+        return len(keys) != len(set(keys)) or any(has_duplicates(v) for _, v in value)
+    if isinstance(value, list):
+        return any(has_duplicates(v) for v in value)
+    return False
+
+
+@dataclass(frozen=True)
+class Style:
+    """How a case is written. The default is strict JSON."""
+
+    comments: tuple = ()  # any of "//", "#", "/**/"
+    trailing_commas: bool = False
+    unquoted_keys: bool = False
+    quoteless_values: bool = False  # hjson: a string value without quotes runs to the end of the line
+    no_commas: bool = False  # hjson: newlines separate entries
+    quoteless_comma_trap: bool = False  # `"key": value,` with a quoteless value: the comma is part of it
+    braceless_root: bool = False
+
+    @property
+    def hjson(self) -> bool:
+        return self != Style()
+
+    def describe(self) -> str:
+        parts = [name for name in ("trailing_commas", "unquoted_keys", "quoteless_values", "no_commas", "quoteless_comma_trap", "braceless_root") if getattr(self, name)]
+        parts += [f"comment {c}" for c in self.comments]
+        return "hjson(" + ", ".join(parts) + ")" if parts else "json"
+
+
+_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_QUOTELESS_SAFE = re.compile(r"^[A-Za-z][A-Za-z0-9_./-]*$")
+_HJSON_KEYWORDS = {"true", "false", "null"}
+
+
+def _scalar(value, style: Style, last_in_line: bool) -> tuple[str, bool]:
+    """(text, quoteless) for a scalar."""
+    if isinstance(value, str) and style.quoteless_values and _QUOTELESS_SAFE.match(value) and value not in _HJSON_KEYWORDS:
+        return value, True
+    return json.dumps(value, ensure_ascii=False), False
+
+
+def render(value, style: Style = Style(), indent: str = "  ") -> str:
+    text = _render(value, style, indent, 0, root=True)
+    return text + "\n"
+
+
+def _render(value, style: Style, indent: str, depth: int, root: bool = False) -> str:
+    pad, inner = indent * depth, indent * (depth + 1)
+    if isinstance(value, Obj):
+        if not value:
+            return "{}"
+        lines = []
+        for i, (key, item) in enumerate(value):
+            last = i == len(value) - 1
+            key_text = key if style.unquoted_keys and _IDENT.match(key) else json.dumps(key, ensure_ascii=False)
+            if isinstance(item, (Obj, list)):
+                item_text, quoteless = _render(item, style, indent, depth + 1), False
+            else:
+                item_text, quoteless = _scalar(item, style, last)
+            if quoteless and not style.quoteless_comma_trap:
+                comma = ""  # a comma would become part of the value
+            elif style.no_commas:
+                comma = ""
+            elif last and not style.trailing_commas:
+                comma = ""
+            else:
+                comma = ","
+            line = f"{inner if not (root and style.braceless_root) else pad}{key_text}: {item_text}{comma}"
+            if "#" in style.comments and i == 0 and not quoteless:
+                line += "  # first key"
+            if "//" in style.comments and i == len(value) // 2:
+                lines.append(f"{inner}// a comment")
+            if "/**/" in style.comments and last:
+                lines.append(f"{inner}/* a block\n{inner}   comment */")
+            lines.append(line)
+        if root and style.braceless_root:
+            return "\n".join(lines)
+        return "{\n" + "\n".join(lines) + "\n" + pad + "}"
+    if isinstance(value, list):
+        if not value:
+            return "[]"
+        items = []
+        for item in value:
+            if isinstance(item, (Obj, list)):
+                items.append(_render(item, style, indent, depth + 1))
+            else:
+                items.append(json.dumps(item, ensure_ascii=False))
+        return "[" + ", ".join(items) + "]"
+    return _scalar(value, style, True)[0]
+
+
+def short(value, limit: int = 600) -> str:
+    text = json.dumps(to_python(value), ensure_ascii=False, separators=(",", ":"), default=str)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+# ---- agreement bookkeeping --------------------------------------------------------------------
+
+
+@dataclass
+class Record:
+    oracle: str
+    category: str
+    case: str
+    dslint: list[str]  # the codes of dslint's errors for this consumer
+    raised: str | None  # the oracle's exception, or None when it accepted the case
+    deliberate: str | None = None  # the name of the deliberate difference that explains a disagreement
+
+    @property
+    def agrees(self) -> bool:
+        return bool(self.dslint) == bool(self.raised)
+
+
+@dataclass
+class Deliberate:
+    """A known, documented difference: dslint errs on purpose (``reason``), and ``doc`` names the
+    rule page that says so."""
+
+    reason: str
+    doc: str  # rule code whose documentation states the difference
+    applies: Callable[[Record, Any], bool]
+
+
+@dataclass
+class Verdicts:
+    oracle: str
+    deliberate: dict[str, Deliberate] = field(default_factory=dict)
+    records: list[Record] = field(default_factory=list)
+
+    def add(self, category: str, case: str, dslint: list[str], raised: str | None, info: Any = None) -> Record:
+        record = Record(self.oracle, category, case, sorted(set(dslint)), raised)
+        if not record.agrees:
+            for name, known in self.deliberate.items():
+                if known.applies(record, info):
+                    record.deliberate = name
+                    break
+        self.records.append(record)
+        return record
+
+    @property
+    def unexplained(self) -> list[Record]:
+        return [r for r in self.records if not r.agrees and r.deliberate is None]
+
+    def table(self) -> str:
+        total = len(self.records)
+        agree = sum(r.agrees for r in self.records)
+        deliberate = sum(1 for r in self.records if not r.agrees and r.deliberate)
+        lines = [f"oracle {self.oracle}: {total} cases, {agree} agree ({100 * agree / max(total, 1):.1f}%), "
+                 f"{deliberate} deliberate differences, {len(self.unexplained)} unexplained disagreements"]
+        by_category: dict[str, list[Record]] = {}
+        for record in self.records:
+            by_category.setdefault(record.category, []).append(record)
+        lines.append(f"  {'category':<24} {'cases':>6} {'errors':>7} {'raised':>7} {'agree':>6} {'delib.':>6} {'wrong':>6}")
+        for category, records in sorted(by_category.items()):
+            lines.append(
+                f"  {category:<24} {len(records):>6} {sum(bool(r.dslint) for r in records):>7} {sum(bool(r.raised) for r in records):>7} "
+                f"{sum(r.agrees for r in records):>6} {sum(1 for r in records if not r.agrees and r.deliberate):>6} "
+                f"{sum(1 for r in records if not r.agrees and not r.deliberate):>6}"
+            )
+        disagreements = [r for r in self.records if not r.agrees]
+        if disagreements:
+            lines.append("  disagreements (dslint errors | oracle | deliberate difference | case):")
+            shown: dict[str, int] = {}
+            for record in disagreements:
+                key = record.deliberate or "UNEXPLAINED"
+                shown[key] = shown.get(key, 0) + 1
+                if record.deliberate and shown[key] > 3:
+                    continue  # every unexplained one is listed; deliberate ones by example
+                raised = (record.raised or "accepted").replace("\n", " ")[:120]
+                case = record.case if len(record.case) <= 160 or not record.deliberate else record.case[:159] + "…"
+                lines.append(f"    {','.join(record.dslint) or '-':<14} | {raised} | {record.deliberate or 'UNEXPLAINED'} | {record.category}: {case}")
+            for name, count in shown.items():
+                if name != "UNEXPLAINED" and count > 3:
+                    lines.append(f"    ... {count - 3} more of {name}")
+        for name, known in self.deliberate.items():
+            count = sum(1 for r in self.records if r.deliberate == name)
+            lines.append(f"  deliberate {name} ({count} cases; documented in {known.doc}): {known.reason}")
+        return "\n".join(lines)
