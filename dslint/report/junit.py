@@ -31,16 +31,10 @@ def _testcase(suite: ET.Element, name: str, classname: str, path: str, line: int
 
 def _details(diagnostic: Diagnostic) -> str:
     line, column, _, _ = location(diagnostic)
-    out = [f"{diagnostic.path}:{line}:{column}: {diagnostic.code} [{diagnostic.severity.label}] {diagnostic.message}"]
-    for related in diagnostic.related:
-        if related.span is not None:
-            r_line, r_column = related.span.source.position(related.span.start)
-            out.append(f"  = {related.span.path}:{r_line}:{r_column}: {related.message}")
-        else:
-            out.append(f"  = {related.message}")
-    if diagnostic.fix is not None:
-        out.append(f"  = fix ({diagnostic.fix.applicability}): {diagnostic.fix.title}")
-    return "\n".join(out)
+    from dslint.report.text import context_lines
+
+    head = f"{diagnostic.path}:{line}:{column}: {diagnostic.code} [{diagnostic.severity.label}] {diagnostic.message}"
+    return "\n".join([head, *context_lines(diagnostic)])
 
 
 def render(result, options: ReportOptions) -> str:

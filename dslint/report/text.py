@@ -29,6 +29,15 @@ def render_diagnostic(diagnostic: Diagnostic, options: ReportOptions) -> list[st
         out.append(f"{' ' * len(gutter)} |")
         out.append(f"{gutter} | {shown}")
         out.append(f"{' ' * len(gutter)} | {' ' * pad}{_paint('^' * width, _COLORS[diagnostic.severity], options)}")
+    out.extend(context_lines(diagnostic))
+    for alternative in diagnostic.alternatives:
+        out.append(f"  = or ({alternative.applicability}): {alternative.title}")
+    return out
+
+
+def context_lines(diagnostic: Diagnostic) -> list[str]:
+    """The `  = ...` lines under a finding: related places, then the fix (shared with junit)."""
+    out = []
     for related in diagnostic.related:
         if related.span is not None:
             r_line, r_column = related.span.source.position(related.span.start)
@@ -37,8 +46,6 @@ def render_diagnostic(diagnostic: Diagnostic, options: ReportOptions) -> list[st
             out.append(f"  = {related.message}")
     if diagnostic.fix is not None:
         out.append(f"  = fix ({diagnostic.fix.applicability}): {diagnostic.fix.title}")
-    for alternative in diagnostic.alternatives:
-        out.append(f"  = or ({alternative.applicability}): {alternative.title}")
     return out
 
 
