@@ -175,6 +175,7 @@ class Verdicts:
     oracle: str
     deliberate: dict[str, Deliberate] = field(default_factory=dict)
     records: list[Record] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
     def add(self, category: str, case: str, dslint: list[str], raised: str | None, info: Any = None) -> Record:
         record = Record(self.oracle, category, case, sorted(set(dslint)), raised)
@@ -221,6 +222,7 @@ class Verdicts:
             for name, count in shown.items():
                 if name != "UNEXPLAINED" and count > 3:
                     lines.append(f"    ... {count - 3} more of {name}")
+        lines.extend(f"  note: {note}" for note in self.notes)
         for name, known in self.deliberate.items():
             count = sum(1 for r in self.records if r.deliberate == name)
             lines.append(f"  deliberate {name} ({count} cases; documented in {known.doc}): {known.reason}")

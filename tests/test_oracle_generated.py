@@ -59,6 +59,9 @@ INIT_CASES = 30
 
 
 def _report(request, verdicts: Verdicts) -> None:
+    unused = [name for name in verdicts.deliberate if not any(r.deliberate == name for r in verdicts.records)]
+    if unused:
+        verdicts.notes.append(f"deliberate differences no case in this run shows: {unused}")
     tables = getattr(request.config, "_dslint_oracle_tables", None)
     if tables is None:
         tables = request.config._dslint_oracle_tables = []
@@ -69,8 +72,8 @@ def _assert_agreement(verdicts: Verdicts, minimum: int) -> None:
     assert len(verdicts.records) >= minimum, f"only {len(verdicts.records)} cases were generated"
     unexplained = verdicts.unexplained
     assert not unexplained, "dslint disagrees with the oracle:\n" + verdicts.table()
-    unused = [name for name in verdicts.deliberate if not any(r.deliberate == name for r in verdicts.records)]
-    assert not unused or not HYPOTHESIS["derandomize"], f"deliberate differences that no case shows any more (remove them): {unused}"
+    # Which deliberate differences a run exercises depends on the cases hypothesis draws, which
+    # differ between hypothesis versions even when derandomized: _report lists them, no failure.
 
 
 def _errors(result, rules, keep=lambda d: True) -> list[str]:
