@@ -461,18 +461,7 @@ def precision_section(config: Mapping, which: str) -> Mapping | None:
 
 def precision_enabled(config: Mapping, which: str) -> Any:
     """True/False as DeepSpeed parses ``<which>.enabled``; UNKNOWN when "auto" (HF/accelerate decide)."""
-    section_node = precision_section(config, which)
-    if section_node is None:
-        return False
-    node = section_node.get("enabled")
-    if node is None:
-        return False
-    if is_auto(node):
-        return UNKNOWN
-    try:
-        return lax_bool(raw(node))
-    except Invalid:
-        return UNKNOWN
+    return strict_bool(precision_section(config, which), "enabled", False)
 
 
 def offload_device(config: Mapping, which: str) -> Any:
