@@ -42,6 +42,7 @@ from dslint.memory import (
     hardware_memory,
 )
 from dslint.models import ModelShape, from_count, read_local_config, recognise
+from dslint.values import as_int
 
 SCHEMA_VERSION = 1
 TRUE_TEXT = ("true", "yes", "1", "t", "y", "on")
@@ -112,21 +113,6 @@ def _from_node(node, key: str, value: Any, reference=None) -> Value:
 
 def _default(value: Any, origin: str) -> Value:
     return Value(value, origin, None, None, True)
-
-
-def _int(value) -> int | None:
-    if isinstance(value, bool) or value is None:
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float):
-        return int(value) if value.is_integer() else None
-    try:
-        text = str(value).strip()
-        number = float(text)
-    except (TypeError, ValueError):
-        return None
-    return int(number) if number.is_integer() else None
 
 
 def _float(value) -> float | None:
@@ -503,7 +489,7 @@ class _Builder:
     def _degree(self, names: tuple[str, ...], label: str, default_text: str) -> Value:
         arg = self.arg(*names)
         if arg is not None:
-            number = _int(arg.value)
+            number = as_int(arg.value)
             if number is not None and number >= 1:
                 return _from_arg(arg, number)
         return _default(1, default_text)
@@ -517,18 +503,18 @@ class _Builder:
         sp = _default(1, "no sequence parallelism")
         if not self.megatron:
             arg = self.arg("sequence_parallel_size", "ulysses_size")
-            if arg is not None and _int(arg.value):
-                sp = _from_arg(arg, _int(arg.value))
+            if arg is not None and as_int(arg.value):
+                sp = _from_arg(arg, as_int(arg.value))
             else:
                 value, node = self.ds_value("sequence_parallel_size")
-                if _int(value):
-                    sp = self.node_value(node, "sequence_parallel_size", _int(value))
+                if as_int(value):
+                    sp = self.node_value(node, "sequence_parallel_size", as_int(value))
         if self.consumer in HF_LIKE or self.consumer == "accelerate":
             if tp.value > 1 or pp.value > 1:
                 self.notes.append("tensor/pipeline sizes in the training arguments are not read by the HF Trainer; data parallel ignores them")
                 tp, pp = _default(1, "not used by the HF Trainer"), _default(1, "not used by the HF Trainer")
             value, node = self.ds_value("tensor_parallel.autotp_size")
-            if _int(value) and _int(value) > 1:
+            if as_int(value) and as_int(value) > 1:
                 self.notes.append(f"DeepSpeed AutoTP (tensor_parallel.autotp_size {value}) shards the weights; DeepSpeed's batch check does not divide the world size by it")
         dp = None
         if world is not None and isinstance(world.value, int):
@@ -557,7 +543,7 @@ class _Builder:
         arg = self.arg("per_device_train_batch_size", "micro_batch_size", "batch_size")  # micro_batch_size: axolotl
         micro = None
         if arg is not None:
-            number = _int(arg.value)
+            number = as_int(arg.value)
             micro = _from_arg(arg, number) if number is not None else None
             if number is None:
                 notes.append(f"per_device_train_batch_size {arg.value!r} is not a number")
@@ -566,7 +552,7 @@ class _Builder:
         arg = self.arg("gradient_accumulation_steps")
         accumulation = None
         if arg is not None:
-            number = _int(arg.value)
+            number = as_int(arg.value)
             accumulation = _from_arg(arg, number) if number is not None else None
         elif swift:
             if micro is not None and micro.value and world is not None and isinstance(world.value, int):
@@ -585,10 +571,10 @@ class _Builder:
     def _megatron_batch(self) -> Batch:
         notes: list[str] = []
         arg = self.arg("micro_batch_size")
-        micro = _from_arg(arg, _int(arg.value)) if arg is not None and _int(arg.value) else _default(1, "Megatron's default micro_batch_size 1")
+        micro = _from_arg(arg, as_int(arg.value)) if arg is not None and as_int(arg.value) else _default(1, "Megatron's default micro_batch_size 1")
         arg = self.arg("global_batch_size")
-        if arg is not None and _int(arg.value):
-            global_value = _from_arg(arg, _int(arg.value))
+        if arg is not None and as_int(arg.value):
+            global_value = _from_arg(arg, as_int(arg.value))
         else:
             global_value = _default(16, "Megatron-SWIFT's default global_batch_size 16 (megatron_args.py:482-483)")
         accumulation = None
@@ -627,7 +613,7 @@ class _Builder:
             section = self.plan.accelerate_config.config.get("deepspeed_config")
             if isinstance(section, Mapping) and isinstance(section.get("gradient_accumulation_steps"), Scalar):
                 node = section.get("gradient_accumulation_steps")
-                values["gradient_accumulation_steps"] = _int(node.value)
+                values["gradient_accumulation_steps"] = as_int(node.value)
                 nodes["gradient_accumulation_steps"] = node
         dp = self.dp
         tbs, mbs, gas = values["train_batch_size"], values["train_micro_batch_size_per_gpu"], values["gradient_accumulation_steps"]
@@ -688,8 +674,8 @@ class _Builder:
             epochs = None
         max_steps = None
         arg = self.arg("max_steps", "train_iters")
-        if arg is not None and _int(arg.value) is not None and _int(arg.value) > 0:
-            max_steps = _from_arg(arg, _int(arg.value))
+        if arg is not None and as_int(arg.value) is not None and as_int(arg.value) > 0:
+            max_steps = _from_arg(arg, as_int(arg.value))
         batches = steps_per_epoch = total = None
         micro, gas, dp = batch.micro_batch, batch.accumulation, batch.data_parallel
         if samples is not None and micro is not None and gas is not None and dp is not None and micro.value and gas.value:
@@ -725,15 +711,15 @@ class _Builder:
             for item in items:
                 if not isinstance(item, str) or "#" not in item:
                     return None
-                count = _int(item.rsplit("#", 1)[1])
+                count = as_int(item.rsplit("#", 1)[1])
                 if count is None:
                     return None
                 total += count
             if items:
                 return _from_arg(arg, total, "--dataset sample counts (name#N)")
         arg = self.arg("max_samples", "max_train_samples")
-        if arg is not None and _int(arg.value):
-            value = _from_arg(arg, _int(arg.value))
+        if arg is not None and as_int(arg.value):
+            value = _from_arg(arg, as_int(arg.value))
             self.notes.append(f"{arg.name} caps the dataset at {value.value} samples; steps assume the dataset is at least that large")
             return value
         return None
@@ -858,8 +844,8 @@ class _Builder:
                 stage = Value(2, f'"auto" at {text}: HF/accelerate use stage 2', path, line)
             else:
                 stage = Value(0, f'"auto" at {text}: DeepSpeed alone drops it, stage 0', path, line)
-        elif _int(stage_value) is not None:
-            stage = self.node_value(stage_node, "zero_optimization.stage", _int(stage_value))
+        elif as_int(stage_value) is not None:
+            stage = self.node_value(stage_node, "zero_optimization.stage", as_int(stage_value))
         elif isinstance(section, Scalar) and section.value is True:
             stage = self.node_value(section, "zero_optimization", 1)
         else:
@@ -1017,7 +1003,7 @@ class _Builder:
             elif bits_arg.name == "load_in_8bit" and _bool(bits_arg.value):
                 self._quant_bits = 8
             else:
-                self._quant_bits = _int(bits_arg.value)
+                self._quant_bits = as_int(bits_arg.value)
         else:
             self._quant_bits = None
         if kind.value == "qlora" and self._quant_bits is None:
@@ -1027,7 +1013,7 @@ class _Builder:
         if kind.value in ("lora", "qlora", "dora", "longlora", "adalora", "lora+", "pissa", "olora", "rslora"):
             rank_arg = self.arg("lora_rank", "lora_r", "r")
             rank_default = 16 if self.consumer == "hf" else 8
-            rank = _int(rank_arg.value) if rank_arg is not None else rank_default
+            rank = as_int(rank_arg.value) if rank_arg is not None else rank_default
             target = self.arg("target_modules", "lora_target", "lora_target_modules")
             target_text = target.value if target is not None else "all-linear"
             all_linear = isinstance(target_text, str) and target_text.lower() in ("all-linear", "all") or (isinstance(target_text, list) and target_text and str(target_text[0]).lower() in ("all-linear", "all"))
@@ -1044,8 +1030,8 @@ class _Builder:
 
     def _seq_len(self) -> Value | None:
         arg = self.arg(*SEQ_ARGS)
-        if arg is not None and _int(arg.value):
-            return _from_arg(arg, _int(arg.value))
+        if arg is not None and as_int(arg.value):
+            return _from_arg(arg, as_int(arg.value))
         if self.consumer == "llamafactory":
             return _default(2048, "LLaMA-Factory's default cutoff_len 2048")
         return None

@@ -25,10 +25,11 @@ import os
 from pathlib import Path
 
 from dslint.documents import Skipped, read_document
-from dslint.documents.model import ACCELERATE, DEEPSPEED, SCRIPT, TRAINING_JSON, TRAINING_YAML, Document, Mapping, Scalar, Sequence
+from dslint.documents.model import ACCELERATE, DEEPSPEED, SCRIPT, TRAINING_JSON, TRAINING_YAML, Document, Mapping, Scalar
 from dslint.launch.plan import Arg, LaunchPlan, Reference, Sourced
 from dslint.launch.presets import SWIFT_PRESETS, preset_text
 from dslint.source import SourceFile, Span
+from dslint.values import as_int
 
 TRUTHY = ("true", "y", "1", "yes")
 WRAPPERS_WITH_OWN_WORLD = ("srun", "mpirun", "mpiexec", "sbatch")
@@ -42,19 +43,9 @@ def _where(span: Span | None) -> str:
     return f"{span.path}:{line}"
 
 
-def _as_int(text) -> int | None:
-    if isinstance(text, bool):
-        return None
-    if isinstance(text, int):
-        return text
-    if isinstance(text, float) and text.is_integer():
-        return int(text)
-    if isinstance(text, str):
-        try:
-            return int(text.strip())
-        except ValueError:
-            return None
-    return None
+def _as_int(value) -> int | None:
+    """Launcher flags are argparse ``type=int``: "8" counts, "8.0" does not."""
+    return as_int(value, argparse_text=True)
 
 
 def _key(name: str) -> str:

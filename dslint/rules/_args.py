@@ -7,6 +7,8 @@ values) and LLaMA-Factory ``key=value`` overrides, already merged in the consume
 
 from __future__ import annotations
 
+from dslint.values import as_int  # noqa: F401  (re-exported for the rule modules)
+
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,25 +35,6 @@ def as_bool(value: Any) -> bool | None:
         return True
     if text in FALSE_WORDS:
         return False
-    return None
-
-
-def as_int(value: Any) -> int | None:
-    if isinstance(value, bool) or value is None:
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float):
-        return int(value) if value.is_integer() else None
-    if isinstance(value, str):
-        try:
-            return int(value.strip())
-        except ValueError:
-            try:
-                number = float(value.strip())
-            except ValueError:
-                return None
-            return int(number) if number.is_integer() else None
     return None
 
 

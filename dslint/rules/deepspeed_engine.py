@@ -39,10 +39,9 @@ Everything else in §3 and S1-S10 has a rule: rows 1-4 (DS203, DS002, DS101, DS1
 
 from __future__ import annotations
 
-import math
 
-from dslint.diagnostics import Edit, Finding, Fix, Related, Severity
-from dslint.documents.model import Mapping, Scalar, Sequence
+from dslint.diagnostics import Finding, Fix, Related, Severity
+from dslint.documents.model import Mapping, Scalar
 from dslint.edits import remove_json_entry, replace_value
 from dslint.rule import rule
 from dslint.rules import _deepspeed as ds

@@ -391,7 +391,6 @@ def deprecated_key(use, context):
     version = ds.Version(context)
     config = use.config
     zero_node = config.get("zero_optimization")
-    zero_entry = config.entry("zero_optimization")
     if isinstance(zero_node, Scalar) and isinstance(zero_node.value, bool):
         stage = 1 if zero_node.value else 0
         fix = None

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import math
 
 from dslint.diagnostics import Finding, Fix, Related, Severity
-from dslint.documents.model import Mapping, Scalar, Sequence
+from dslint.documents.model import Mapping, Scalar
 from dslint.edits import replace_value
 from dslint.launch.plan import HF_LIKE
 from dslint.launch.presets import SWIFT_PRESETS

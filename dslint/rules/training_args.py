@@ -10,10 +10,10 @@ only when that version is known; otherwise a warning.
 from __future__ import annotations
 
 import re
-from typing import Any, Iterator
+from typing import Any
 
 from dslint.diagnostics import Edit, Finding, Fix, Related, Severity
-from dslint.documents.model import Mapping, Scalar, Sequence
+from dslint.documents.model import Mapping, Scalar
 from dslint.rule import rule
 from dslint.rules._training import (
     DOCUMENTED_RENAMES, PACKAGE_LABEL, ArgSpace, InUse, arg_space, generations, in_use, other_generations, plan_sets,

@@ -8,7 +8,7 @@ fields and their ``stage3_`` aliases), deepspeed/runtime/zero/partitioned_param_
 from __future__ import annotations
 
 from dslint.diagnostics import Finding, Fix, Related, Severity
-from dslint.documents.model import Mapping, Scalar
+from dslint.documents.model import Mapping
 from dslint.edits import remove_json_entry, replace_value
 from dslint.rule import rule
 from dslint.rules import _deepspeed as ds
