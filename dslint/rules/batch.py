@@ -273,6 +273,10 @@ def batch_value_type(use, context):
     - An hjson quoteless value such as `GB_SIZE,` (a template placeholder) is the string
       `"GB_SIZE,"` to DeepSpeed.
 
+    ## Why it matters
+    A wrong-typed batch value passes every JSON check, then stops DeepSpeed at start-up (or the
+    HF Trainer with a mismatch that shows two equal-looking numbers), after the queue wait.
+
     ## Example
     ```json
     {"train_micro_batch_size_per_gpu": "8", "gradient_accumulation_steps": "Auto"}

@@ -311,6 +311,10 @@ def auto_under_deepspeed(use, context):
 
     Crashes are errors; silent changes are warnings.
 
+    ## Why it matters
+    The crashes come after the model is loaded; the silent cases train without ZeRO or in fp32
+    at several times the memory and time, with nothing in the log to say why.
+
     ## Example
     `deepspeed train.py --deepspeed --deepspeed_config ds.json` with
     ```json
@@ -430,6 +434,10 @@ def deepspeed_ignores_visible_devices(plan, context):
     `ValueError: Cannot specify num_nodes/gpus with include/exclude` (runner.py:462-464); that
     case is reported as an error.
 
+    ## Why it matters
+    The job runs on GPUs other than the ones the script chose, colliding with whatever else
+    runs there, while the script looks as if it pinned devices.
+
     ## Example
     ```sh
     CUDA_VISIBLE_DEVICES=4,5 deepspeed --num_gpus 2 train.py
@@ -479,6 +487,9 @@ def swift_device_map(plan, context):
     ``DeepSpeed is not compatible with `device_map`. n_gpu: 8, local_world_size: 1``
     (swift/arguments/sft_args.py:254-257). Using `device_map` on purpose (several devices
     per process, no DeepSpeed) is not reported.
+
+    ## Why it matters
+    Both cases stop ms-swift during argument parsing on every node, after the job got its GPUs.
 
     ## Example
     ```sh
@@ -533,6 +544,9 @@ def llamafactory_deepspeed_single_process(plan, context):
     ``ValueError: Please use `FORCE_TORCHRUN=1` to launch DeepSpeed training.``
     (src/llamafactory/hparams/parser.py:471-472).
 
+    ## Why it matters
+    The run stops during argument parsing, after the job got its devices.
+
     ## Example
     ```sh
     CUDA_VISIBLE_DEVICES=0 llamafactory-cli train examples/train_lora/qwen3_lora_sft_ds3.yaml
@@ -560,6 +574,10 @@ def single_process_deepspeed(plan, context):
     transformers training_args.py `_setup_devices`, line 1843 in 5.23), which has one rank when
     no launcher set WORLD_SIZE: one device trains, the other visible devices idle, and ZeRO
     partitions nothing. Use a launcher: `deepspeed`, `torchrun` or `accelerate launch`.
+
+    ## Why it matters
+    The job holds every visible device and uses one: it runs several times slower than the
+    allocation allows, and a model sized for ZeRO across all devices may not fit on one.
 
     ## Example
     ```sh
@@ -620,6 +638,10 @@ def accelerate_deepspeed_config(document, context):
     The file is judged on its own: `deepspeed_config_file` with `mixed_precision` fails every
     launch except one that passes `--mixed_precision` on the command line (accelerate then does
     not count the file's value); the generated oracle tests list that as a deliberate difference.
+
+    ## Why it matters
+    The conflict stops `accelerate launch` before training; a dropped key silently leaves a
+    setting the author relied on (for example 16-bit weights on save) at its default.
 
     ## Example
     ```yaml
@@ -685,6 +707,10 @@ def accelerate_processes(plan, context):
       lost (error).
     - more processes per machine than visible devices (error; see `processes-exceed-devices`).
 
+    ## Why it matters
+    Processes that never start leave the others waiting at the rendezvous until it times out;
+    an overridden file value makes the config say something the launch does not do.
+
     ## Example
     `num_processes: 8`, `num_machines: 3` in the accelerate config.
     Use instead: `num_processes: 6` or `9`.
@@ -733,6 +759,9 @@ def swift_config_flag(plan, context):
     by the Ray Megatron pipeline (`megatron rlhf --use_ray true`); anywhere else argparse leaves
     it over and ms-swift stops with `ValueError: remaining_argv: ['--config', 'x.yaml']`
     (swift/pipelines/base.py:35-40).
+
+    ## Why it matters
+    ms-swift stops at argument parsing, and the settings in the file were never applied.
 
     ## Example
     `swift sft --config sft.yaml`
@@ -789,6 +818,9 @@ def swift_tuner_flag(plan, context):
     the ms-swift schemas (2.6, 3.12, 4.6); the version in use from the `swift-version` setting,
     the installed package (`detect-installed-versions`) or a pin in the repository. With a known
     version the finding is an error; without one, a warning that names each generation.
+
+    ## Why it matters
+    A flag from another generation stops ms-swift at argument parsing with `remaining_argv`.
 
     ## Example
     `swift sft --sft_type lora` with `ms-swift==4.6.0` pinned.

@@ -48,6 +48,10 @@ def blank_line_after_continuation(document, context):
     carriage return): such lines are left to `crlf-line-endings`, and deleting the blank line
     would not help.
 
+    ## Why it matters
+    The launcher runs without its environment (one process instead of eight, the wrong GPUs),
+    or the arguments after the blank line fail as a command of their own.
+
     ## Example
     ```sh
     NPROC_PER_NODE=8 \\
@@ -117,6 +121,9 @@ def comment_in_continuation(document, context):
     therefore ends the command; the arguments after it run as a separate command
     (modelscope/ms-swift#5310).
 
+    ## Why it matters
+    Everything after the comment is dropped from the launch and run as a broken command.
+
     ## Example
     ```sh
     swift sft \\
@@ -151,6 +158,9 @@ def space_after_backslash(document, context):
     bash escapes the space instead and ends the command at the end of the line; the next lines
     run as separate commands. The whitespace is invisible in most editors.
 
+    ## Why it matters
+    The command ends early: the remaining arguments are lost and run as a command of their own.
+
     ## Example
     `--output_dir out \\␠␠` followed by `--seed 42`.
     Use instead: `--output_dir out \\` with nothing after the backslash.
@@ -177,6 +187,10 @@ def crlf_line_endings(document, context):
     and every last word of a line carries a trailing `\\r` (`--output_dir out\\r`,
     `$'\\r': command not found`).
 
+    ## Why it matters
+    Continuations break and every last argument carries a `\\r`, so paths and values no longer
+    match (`out\\r` is a different directory, `8\\r` is not a number).
+
     ## Example
     A script saved by a Windows editor.
     Use instead: convert it to LF line endings (`dos2unix train.sh`, or your editor's setting),
@@ -194,6 +208,10 @@ def trailing_backslash_at_eof(document, context):
     A continuation at the very end of the file continues into nothing (GNU Bash Reference
     Manual §3.1.2.1: the `\\newline` pair is removed; here nothing follows it). bash accepts it, but it
     usually means the last argument of the command was deleted, or the file was cut.
+
+    ## Why it matters
+    Nothing fails today, but the next line appended to the script silently becomes arguments
+    of this command.
 
     ## Example
     `    --padding_free true \\` as the last line.
@@ -222,6 +240,9 @@ def env_after_command(document, context):
     script's argument parser rejects (HfArgumentParser: "Some specified arguments are not
     used"), and the variable is never set (modelscope/ms-swift#3681).
 
+    ## Why it matters
+    The training script stops on an argument it does not know, and the variable is never set.
+
     ## Example
     ```sh
     deepspeed train.py --deepspeed ds.json CUDA_VISIBLE_DEVICES=0
@@ -245,6 +266,9 @@ def env_not_exported(document, context):
     (ms-swift reads NPROC_PER_NODE and NNODES from its environment, swift/cli/main.py:30-35).
     The same holds for CUDA_VISIBLE_DEVICES, FORCE_TORCHRUN and the other variables launchers
     read (modelscope/ms-swift#7836).
+
+    ## Why it matters
+    The launcher starts with its defaults instead: one process, all GPUs, no forced torchrun.
 
     ## Example
     ```sh
