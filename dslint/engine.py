@@ -301,7 +301,7 @@ class Engine:
         except Exception as exc:  # linking must not lose the single-file findings
             result.internal_errors.append(InternalError("linking launches", _summary(exc)))
             return [], []
-        return plans, [doc for doc in linker.loaded if not doc.source.path.startswith("<")]
+        return plans, [doc for doc in linker.loaded if not doc.source.virtual]
 
     def deepspeed_uses(self, documents: list[Document], plans: list | None = None) -> list[DeepSpeedUse]:
         """One use per launch that reaches a DeepSpeed config; standalone configs get one too."""
@@ -394,7 +394,7 @@ class Engine:
 
 def _onto_real_file(finding: Finding, target) -> Finding | None:
     """Findings inside a preset or inline JSON are reported where the launch names it."""
-    if not finding.span.source.path.startswith("<"):
+    if not finding.span.source.virtual:
         return finding
     reference = getattr(target, "reference", None)
     if reference is None:
@@ -403,7 +403,7 @@ def _onto_real_file(finding: Finding, target) -> Finding | None:
     return Finding(
         span=reference,
         message=f"in {name}: {finding.message}",
-        related=[r for r in finding.related if r.span is None or not r.span.source.path.startswith("<")],
+        related=[r for r in finding.related if r.span is None or not r.span.source.virtual],
         fix=None,
         severity=getattr(finding, "severity", None),
     )

@@ -76,10 +76,9 @@ class Value:
 def _position(span) -> tuple[str | None, int | None]:
     if span is None:
         return None, None
-    path = span.source.path
-    if path.startswith("<"):
-        return path, None
-    return path, span.source.position(span.start)[0]
+    if span.virtual:
+        return span.source.path, None
+    return span.source.path, span.source.position(span.start)[0]
 
 
 def _from_arg(arg: Arg, value: Any, name: str | None = None) -> Value:
@@ -953,7 +952,7 @@ class _Builder:
         how = None
         if name:
             bases = [Path(self.plan.origin.path).parent]
-            if arg.span is not None and not arg.span.source.path.startswith("<"):
+            if arg.span is not None and not arg.span.source.virtual:
                 bases.insert(0, Path(arg.span.source.path).parent)
             if self.options.cwd is not None:
                 bases.append(self.options.cwd)

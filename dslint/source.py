@@ -63,6 +63,13 @@ class SourceFile:
         newline = "\r\n" if "\r\n" in text[:65536] else "\n"
         return cls(path=path, text=text, bom=bom, newline=newline)
 
+    @property
+    def virtual(self) -> bool:
+        """No file behind it: an ms-swift preset or inline JSON, named like ``<ms-swift preset zero2>``.
+
+        Findings inside it are reported where the launch names it (see the engine)."""
+        return self.path.startswith("<")
+
     def to_bytes(self, text: str | None = None) -> bytes:
         body = (self.text if text is None else text).encode("utf-8")
         return codecs.BOM_UTF8 + body if self.bom else body
@@ -144,6 +151,10 @@ class Span:
     @property
     def text(self) -> str:
         return self.source.text[self.start : self.end]
+
+    @property
+    def virtual(self) -> bool:
+        return self.source.virtual
 
     def __hash__(self) -> int:  # SourceFile is mutable; identity is enough here
         return hash((id(self.source), self.start, self.end))

@@ -111,7 +111,7 @@ class Precision:
         reference = plan.deepspeed
         if reference is not None and reference.document is not None and reference.document.mapping is not None:
             self.ds_config = reference.document.mapping
-        self.ds_real = self.ds_config is not None and not reference.document.path.startswith("<")
+        self.ds_real = self.ds_config is not None and not reference.document.source.virtual
 
     # ---- sources --------------------------------------------------------------------
 

@@ -128,7 +128,7 @@ def _model_text(e: Explanation) -> str:
 
 
 def _anchor(plan):
-    if plan.deepspeed is not None and plan.deepspeed.span is not None and not plan.deepspeed.span.source.path.startswith("<"):
+    if plan.deepspeed is not None and plan.deepspeed.span is not None and not plan.deepspeed.span.source.virtual:
         return plan.deepspeed.span
     command = getattr(plan.command, "command", None)
     name = getattr(command, "name", None)

@@ -134,7 +134,7 @@ def _stage(plan):
 
 
 def _real(span) -> bool:
-    return span is not None and not span.path.startswith("<")
+    return span is not None and not span.virtual
 
 
 @rule("DS410", "zero-with-pipeline", severity="error", target="launch", fixable=True)

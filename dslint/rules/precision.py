@@ -143,7 +143,7 @@ def precision_conflict(plan, context):
             acc.span or plan.span,
             f"{acc.text} while the DeepSpeed config enables {other}: accelerate raises '`--mixed_precision` arg cannot be set to "
             f"`{acc.dtype}` when `{other}` is set in the DeepSpeed config file.' (accelerate utils/dataclasses.py:1436-1441)",
-            related=[Related(f"{other}.enabled: {ds.show(node)} ({where(node.span)})", node.span if not node.span.path.startswith("<") else None)],
+            related=[Related(f"{other}.enabled: {ds.show(node)} ({where(node.span)})", node.span if not node.span.virtual else None)],
         )
 
 
@@ -212,7 +212,7 @@ def weights_dtype_mismatch(plan, context):
     yield Finding(
         weights.span or plan.span,
         f"weights loaded as {LONG[weights.dtype]} ({weights.text}) are trained in {train.dtype} ({train.text}): {cost}; {advice}",
-        related=[Related(f"training precision: {train.describe()}", train.span if train.span is None or not train.span.path.startswith("<") else None)],
+        related=[Related(f"training precision: {train.describe()}", train.span if train.span is None or not train.span.virtual else None)],
         fix=fix,
     )
 
@@ -328,7 +328,7 @@ def fp16_on_bf16_model(plan, context):
             make = Fix.safe if hw is not None and hw.name in BF16_CAPABLE else Fix.unsafe
             fix = make("Train in bf16", *edits)
     yield Finding(
-        vote.span if vote.span is not None and not vote.span.path.startswith("<") else plan.span,
+        vote.span if vote.span is not None and not vote.span.virtual else plan.span,
         f"fp16 training ({vote.text}) of {model.value}, pretrained in bf16 ({family} family): activations beyond float16's ±65504 "
         "overflow, the loss scaler collapses ('Current loss scale already at minimum - cannot decrease scale anymore') or the loss "
         f"turns NaN; {advice}",
@@ -390,7 +390,7 @@ def precision_unsupported_hardware(plan, context):
         for vote in precision.training_votes():
             if vote.dtype != "bf16":
                 continue
-            if vote.span is not None and vote.span.path.startswith("<"):
+            if vote.span is not None and vote.span.virtual:
                 continue
             if hw.name == "ascend-910a":
                 effect = ("torch.npu.is_bf16_supported() is False there, so transformers stops with 'Your setup doesn't support bf16/gpu' "
