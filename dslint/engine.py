@@ -350,6 +350,8 @@ class Engine:
         return self._configured_severity(found) or found.severity
 
     def _configured_severity(self, found: Rule) -> Severity | None:
+        if not self.settings.severity:  # the usual case, asked once per (rule, target)
+            return None
         for key, level in self.settings.severity.items():
             if key.upper() == found.code or key == found.name:
                 return level

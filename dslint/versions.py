@@ -327,18 +327,21 @@ def repository_pins(start: str | Path, package: str) -> list[_Pin]:
     return list(_repository_pins(os.path.abspath(start), package))  # absolute: a relative path depends on the cwd
 
 
-@lru_cache(maxsize=4096)  # every rule asks, for every file: walk the folders once per (file, package)
+@lru_cache(maxsize=4096)  # every rule asks, for every file: once per (file, package)
 def _repository_pins(start: str, package: str) -> tuple[_Pin, ...]:
     directory = Path(start).resolve()
     if directory.is_file() or not directory.exists():
         directory = directory.parent
-    for candidate in (directory, *directory.parents):
-        pins = tuple(p for p in _pins_in(str(candidate)) if p.package == package)
-        if pins:
-            return pins
-        if _is_root(candidate):
-            break
-    return ()
+    return _folder_pins(str(directory), package)
+
+
+@lru_cache(maxsize=4096)  # files of one folder, and folders of one repository, share the walk up
+def _folder_pins(directory: str, package: str) -> tuple[_Pin, ...]:
+    pins = tuple(p for p in _pins_in(directory) if p.package == package)
+    if pins or _is_root(Path(directory)):
+        return pins
+    parent = os.path.dirname(directory)
+    return () if parent == directory else _folder_pins(parent, package)
 
 
 # --------------------------------------------------------------------------------------------
@@ -398,6 +401,7 @@ def clear_cache() -> None:
     _pins_in.cache_clear()
     _is_root.cache_clear()
     _repository_pins.cache_clear()
+    _folder_pins.cache_clear()
 
 
 __all__ = ["PACKAGES", "SETTINGS", "VersionInfo", "compare", "installed", "parse_version", "repository_pins",

@@ -10,7 +10,8 @@ syntax, the key is located by a text search inside its parent, then by the paren
 from __future__ import annotations
 
 import re
-from typing import Any
+from functools import partial
+from typing import Any, Callable
 
 from dslint.documents.model import Entry, Mapping, Node, ParseProblem, Scalar, Sequence
 from dslint.source import SourceFile, Span
@@ -182,12 +183,17 @@ class _Builder:
     def span(self, ts_node) -> Span:
         return Span(self.source, self.source.char_offset(ts_node.start_byte), self.source.char_offset(ts_node.end_byte))
 
-    def build(self, value: Any, ts_node, fallback: Span, depth: int) -> Node:
+    def build(self, value: Any, ts_node, fallback: Span | Callable[[], Span], depth: int) -> Node:
+        """``fallback``: the range to use when tree-sitter has no node for the value; a callable
+        when finding it costs work that a well-formed file never needs."""
         if depth > MAX_DEPTH:
             raise TooDeep()
         if ts_node is not None and not _consistent(value, ts_node):
             ts_node = None  # tree-sitter recovered differently from hjson; do not trust its range
-        span = self.span(ts_node) if ts_node is not None else fallback
+        if ts_node is not None:
+            span = self.span(ts_node)
+        else:
+            span = fallback() if callable(fallback) else fallback
         if isinstance(value, (_Pairs, list)) and (ts_node is None or ts_node.has_error):
             span = self.container_span(span.start) or span
         if isinstance(value, _Pairs):
@@ -220,26 +226,23 @@ class _Builder:
                 if key_node is None:
                     continue
                 ts_pairs.append((_decode_key(key_node), key_node, value_node))
-        used = [False] * len(ts_pairs)
+        # each key's tree-sitter pairs in order, consumed as hjson's pairs (duplicates too) claim them
+        unclaimed: dict[str, list[tuple[Any, Any]]] = {}
+        for ts_key, key_node, value_node in reversed(ts_pairs):
+            unclaimed.setdefault(ts_key, []).append((key_node, value_node))
         entries = []
         search_from = span.start + 1
         for key, value in pairs:
             key = str(key)
-            match = None
-            for index, (ts_key, key_node, value_node) in enumerate(ts_pairs):
-                if not used[index] and ts_key == key:
-                    used[index] = True
-                    match = (key_node, value_node)
-                    break
-            if match is not None:
-                key_span = self.span(match[0])
-                value_ts = match[1]
+            candidates = unclaimed.get(key)
+            if candidates:
+                key_node, value_ts = candidates.pop()
+                key_span = self.span(key_node)
             else:
                 key_span = self._find_key(key, span, search_from)
                 value_ts = None
             search_from = max(search_from, key_span.end)
-            value_fallback = self._value_after(key_span, span)
-            node = self.build(value, value_ts, value_fallback, depth + 1)
+            node = self.build(value, value_ts, partial(self._value_after, key_span, span), depth + 1)
             entries.append(Entry(key=key, key_span=key_span, value=node))
         return Mapping(span=span, entries=entries)
 

@@ -50,12 +50,15 @@ class Entry:
 @dataclass(eq=False)
 class Mapping(Node):
     entries: list[Entry] = field(default_factory=list)
+    # key -> its last entry, built on the first lookup (rules look keys up tens of thousands of
+    # times per run); entries are never changed after parsing.
+    _last: dict[str, Entry] | None = field(default=None, repr=False, compare=False)
 
     def entry(self, key: str) -> Entry | None:
-        for item in reversed(self.entries):
-            if item.key == key:
-                return item
-        return None
+        last = self._last
+        if last is None:
+            last = self._last = {item.key: item for item in self.entries}
+        return last.get(key)
 
     def get(self, key: str) -> Node | None:
         found = self.entry(key)

@@ -29,8 +29,8 @@ def parse_yaml(source: SourceFile) -> tuple[Node | None, list[ParseProblem]]:
     if not text.strip():
         return None, []
     if _nesting_exceeds(text, MAX_DEPTH):
-        # libyaml's composer recurses in C once per level: a few tens of thousands of levels
-        # overflow the C stack (a segfault, not an exception), so deep files are refused first.
+        # libyaml's composer recurses in C once per level: about 25,000 levels overflow an 8 MB
+        # C stack (a segfault, not an exception), so deep files are refused before composing.
         return None, [ParseProblem(Span(source, 0, min(1, len(text))), f"nesting deeper than {MAX_DEPTH} levels; not linted")]
     loader = _Loader(text)
     try:
@@ -58,9 +58,16 @@ def parse_yaml(source: SourceFile) -> tuple[Node | None, list[ParseProblem]]:
         loader.dispose()
 
 
+# Below this many characters that can open a collection, the composer cannot recurse deep
+# enough to hurt, and _Converter enforces MAX_DEPTH on the tree: the event scan (a second full
+# parse, a third of the time of reading a typical file) is only for texts that could be deep.
+_COMPOSER_SAFE_OPENERS = 2_000
+
+
 def _nesting_exceeds(text: str, limit: int) -> bool:
     """Does the event stream open more than ``limit`` nested collections? (libyaml's parser is iterative.)"""
-    if text.count("[") + text.count("{") + text.count("-") + text.count(":") + text.count("?") <= limit:
+    openers = text.count("[") + text.count("{") + text.count("-") + text.count(":") + text.count("?")
+    if openers <= max(limit, _COMPOSER_SAFE_OPENERS):
         return False
     depth = 0
     try:
