@@ -27,19 +27,9 @@ def test_rule_has_pass_fail_and_fix_cases(found):
 
 
 SECTIONS = {"what": "## What it checks", "why": "## Why it matters", "example": "## Example", "fixed": "Use instead"}
-# Pages written before the section layout was enforced; each states the consequence inside
-# "What it checks". Remove a code here when its page gains the missing section.
-PAGES_MISSING_A_SECTION = {
-    "DS403", "DS405", "DS406", "DS415", "DS504", "DS505", "DS510", "DS513", "DS514", "DS516", "DS520",
-    "DS701", "DS702", "DS703", "DS704", "DS705", "DS710", "DS711", "DS712", "DS713", "DS720", "DS721",
-    "DS801",
-}
 
 
 @pytest.mark.parametrize("found", [r for r in load_rules()[0] if r.origin != "acme"], ids=lambda r: r.code)
 def test_rule_page_has_what_why_example_and_fix(found):
     missing = [name for name, heading in SECTIONS.items() if heading not in found.doc]
-    if found.code in PAGES_MISSING_A_SECTION:
-        assert missing, f"{found.code} now has every section: remove it from PAGES_MISSING_A_SECTION"
-    else:
-        assert not missing, f"{found.code} {found.name}: rule page lacks {missing}"
+    assert not missing, f"{found.code} {found.name}: rule page lacks {missing}"

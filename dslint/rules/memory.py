@@ -67,8 +67,15 @@ def memory_fit(plan, context):
     NPROC_PER_NODE=8 swift sft --model Qwen/Qwen2.5-72B-Instruct --train_type full --torch_dtype bfloat16 --per_device_train_batch_size 4 --max_length 8192 --deepspeed zero2
     ```
     On 8 × 80 GB this needs about 355 GiB per device: ZeRO-2 keeps all 135 GiB of 16-bit
-    weights on every device. dslint proposes micro batch 2 with accumulation 2 (the same
-    global batch), ZeRO-3 and optimizer offload together (about 57 GiB).
+    weights on every device.
+    Use instead what dslint proposes, micro batch 2 with accumulation 2 (the same global
+    batch) and ZeRO-3 with the optimizer offloaded to CPU, about 57 GiB per device:
+    `--per_device_train_batch_size 2 --gradient_accumulation_steps 2 --deepspeed ds_z3.json` with
+    ```json
+    {"bf16": {"enabled": "auto"}, "zero_optimization": {"stage": 3, "offload_optimizer": {"device": "cpu"}}}
+    ```
+    (ms-swift's `zero3_offload` preset offloads the parameters as well: it fits too, with less
+    throughput.)
 
     ## Limits
     An estimate, not a measurement: allocator fragmentation, the CUDA context, NCCL buffers,

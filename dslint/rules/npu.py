@@ -244,6 +244,12 @@ def ddp_backend_on_npu(plan, context):
       stops argparse with `invalid choice`, on any hardware. Its Ascend examples keep the
       default `nccl`, which the Ascend stack (MindSpeed) serves with HCCL.
 
+    ## Why it matters
+    The job dies at start-up, after its queue wait. With `nccl` on NPUs no rank can create the
+    process group, which transformers does while it sets up the devices
+    (`TrainingArguments._setup_devices`), before a single training step; Megatron-SWIFT refuses
+    `hccl` even earlier, while it parses the arguments.
+
     ## Example
     `swift sft --ddp_backend nccl ...` on Ascend. Use instead: `--ddp_backend hccl`, or leave it out.
 
@@ -291,8 +297,14 @@ def deepspeed_visible_devices_on_npu(plan, context):
     `ASCEND_RT_VISIBLE_DEVICES` (deepspeed 0.19.8 launcher/runner.py:448-458 with
     accelerator/npu_accelerator.py:336-337), and honours it only on a single node without a
     hostfile and without `--include`, `--exclude`, `--num_gpus` (alias `--num_accelerators`)
-    or `--num_nodes > 1`. Otherwise it prints "ignoring it" and selects devices itself, from
-    NPU 0, then sets `ASCEND_RT_VISIBLE_DEVICES` for each rank.
+    or `--num_nodes > 1`. Otherwise it selects devices itself, from NPU 0, then sets
+    `ASCEND_RT_VISIBLE_DEVICES` for each rank.
+
+    ## Why it matters
+    The run starts without an error, on NPUs other than the ones the variable names. The
+    launcher's only hint is one line of its log ending "ignoring it" (with a hostfile, not even
+    that; launcher/runner.py `main`). On a shared node those NPUs may be another job's, while the
+    ones set aside for this run sit idle.
 
     ## Example
     ```sh
@@ -340,6 +352,13 @@ def npu_liger_kernel(plan, context):
       `fused_linear_cross_entropy` switched off on devices whose name lacks "Ascend910"
       (src/llamafactory/model/model_utils/liger_kernel.py:103-108); LLaMA-Factory's own NPU
       fused operators are `use_v1_kernels: true`. Information.
+
+    ## Why it matters
+    Under ms-swift the run rests on a combination ms-swift does not support on Ascend, and for
+    Qwen2/Qwen3/Qwen3-MoE/Qwen3.5 it gains nothing: their RMSNorm, rotary embedding and SwiGLU
+    already run as NPU fused operators. Under LLaMA-Factory the flag works, but on a device whose
+    name lacks "Ascend910" without the SwiGLU and fused linear cross-entropy kernels, so the run
+    gets only part of what the flag was turned on for.
 
     ## Example
     `swift sft --use_liger_kernel true ...` on Ascend. Use instead: leave it out.
@@ -537,6 +556,12 @@ def npu_sglang(plan, context):
     (NPU-support.md); vLLM runs through vLLM-Ascend (the docs pin 0.23.0). Other consumers are
     not judged.
 
+    ## Why it matters
+    The deployment, evaluation or rollout server is built on an engine ms-swift does not support
+    on Ascend. ms-swift carries NPU patches for vLLM-Ascend (swift/model/npu_patch/vllm_ascend*.py)
+    and none for SGLang (swift/infer_engine/sglang_engine.py has no NPU path), so the supported
+    route is a one-flag change away while this one is unverified ground.
+
     ## Example
     `swift deploy --model Qwen/Qwen3-8B --infer_backend sglang` on Ascend.
     Use instead: `--infer_backend vllm` (with vllm-ascend installed).
@@ -565,10 +590,16 @@ def npu_sequence_parallel(plan, context):
     ## What it checks
     ms-swift (4.x, not Megatron-SWIFT) with `--sequence_parallel_size N > 1` on Ascend. Its
     Ulysses/ring sequence parallelism is not in the NPU support table, users report failures on
-    NPU (modelscope/ms-swift#6974, #4412, #9387), and the ring path calls flash-attn's CUDA
-    `zigzag_ring_flash_attn_varlen_func` (swift/sequence_parallel/sequence_parallel.py:14).
-    Megatron-SWIFT's `--context_parallel_size` is the route its Ascend examples use for long
-    sequences.
+    NPU (modelscope/ms-swift#6974, #4412, #9387), and its ring attention
+    (`zigzag_ring_flash_attn_varlen_func`, swift/sequence_parallel/zigzag_ring_attn.py) calls
+    flash-attn's CUDA kernels; an NPU branch (zigzag_ring_attn_npu.py, modelscope/ms-swift#9298)
+    exists only from ms-swift 4.2.1 on. Megatron-SWIFT's `--context_parallel_size` is the route
+    its Ascend examples use for long sequences.
+
+    ## Why it matters
+    A warning, because the run may well start. But it rests on a feature that ms-swift does not
+    list as supported on Ascend and that users have seen fail there, so a long-sequence job is
+    staked on an unverified path while a documented one exists.
 
     ## Example
     `NPROC_PER_NODE=8 swift sft --sequence_parallel_size 4 ...` on Ascend.
@@ -582,9 +613,9 @@ def npu_sequence_parallel(plan, context):
         return
     yield Finding(
         sp.span or plan.span,
-        _say(f"{written(sp.arg)}: ms-swift's sequence parallelism is not supported on Ascend NPU (failures reported in "
-             "modelscope/ms-swift#6974 and #4412; the ring path needs flash-attn's CUDA kernels); use Megatron-SWIFT's "
-             "--context_parallel_size", target),
+        _say(f"{written(sp.arg)}: ms-swift's sequence parallelism is not in its Ascend NPU support table (failures "
+             "reported in modelscope/ms-swift#6974 and #4412; an NPU ring-attention path exists only from ms-swift 4.2.1); "
+             "use Megatron-SWIFT's --context_parallel_size", target),
         related=[_related(target)],
     )
 
@@ -645,6 +676,13 @@ def npu_training_card(plan, context):
     generation) and all inference products as not supported (NPU-support.md, Table 1). 910A also
     has no bf16 (`precision-unsupported-hardware`). Other consumers are not judged.
 
+    ## Why it matters
+    The run is on hardware that ms-swift's Ascend support does not extend to. The missing bf16
+    can stop it at once: without `--torch_dtype`, ms-swift takes the dtype from the model
+    (swift/model/model_meta.py; `get_default_torch_dtype` in swift/model/utils.py asks the
+    hardware only when config.json names none), so a model saved in bf16 turns bf16 training on
+    and the job stops at start-up, after its queue wait.
+
     ## Example
     `hardware = "ascend-910a"` with `swift sft ...`. Use instead: Atlas A2 (910B) or A3 hardware.
     """
@@ -678,17 +716,22 @@ def ascend_visible_devices(plan, context):
     variable reference, envref ASCEND_RT_VISIBLE_DEVICES):
     - device ids separated by commas, **without spaces**: a space ends the list (`1, 2,3` makes
       only device 1 visible). Error.
-    - ids in **ascending** order, each once: the runtime does not reorder them, and a
-      non-ascending list leaves `torch.npu.is_available()` False (agentscope-ai/Trinity-RFT#618).
-      Error, with a fix that sorts the list.
+    - ids in **ascending** order, each once: the runtime does not reorder them
+      (agentscope-ai/Trinity-RFT#618). Error, with a fix that sorts the list.
     - as many ids as processes per node (`NPROC_PER_NODE`, `--nproc_per_node`): "they should
-      match ... If the process count is smaller, only part of the visible NPUs will be used"
-      (ms-swift NPU-support.md Q7). Warning, when the process count is given explicitly and is
-      smaller (more processes than devices is `processes-exceed-devices`); ms-swift's own use of
-      the extra devices (device_map mode) is `swift-device-map`.
+      match" (ms-swift NPU-support.md Q7). Warning, when the process count is given explicitly
+      and is smaller (more processes than devices is `processes-exceed-devices`); ms-swift's own
+      use of the extra devices (device_map mode) is `swift-device-map`.
 
     The variable is evidence of an NPU launch by itself; nothing is reported when the `target`
     setting says gpu.
+
+    ## Why it matters
+    Nothing rejects the value; the job finds out once it runs. After a space it sees fewer NPUs
+    than were set aside, and with more processes than visible NPUs "ranks may fail to bind
+    devices, ... initialization may hang, or HCCL may report errors" (Q7). A non-ascending list
+    leaves `torch.npu.is_available()` False, so the job sees no NPU at all. With fewer
+    processes than ids, "only part of the visible NPUs will be used" (Q7): the rest sit idle.
 
     ## Example
     `ASCEND_RT_VISIBLE_DEVICES="4, 5,6"`. Use instead: `ASCEND_RT_VISIBLE_DEVICES=4,5,6`.

@@ -430,6 +430,14 @@ def deepspeed_sequence_parallel(use, context):
       only for `parallelism_config` with `sp_backend="deepspeed"`). An explicit value is judged
       by DS101/DS301.
 
+    ## Why it matters
+    The `"auto"` case stops the job at start-up, after the queue wait: under ZeRO-3 as
+    `from_pretrained` begins (`zero.Init` builds a `DeepSpeedConfig`,
+    runtime/zero/partition_parameters.py), otherwise when the engine is built after the model
+    has loaded. The assertion's numbers (a `train_batch_size` the config never wrote, a world
+    size of `4.0`) do not point at S. A world size that is not a multiple of S fails at
+    start-up too, at the batch check or when the sequence-parallel groups are built.
+
     ## Example
     ```json
     {"train_batch_size": "auto", "train_micro_batch_size_per_gpu": "auto", "sequence_parallel_size": 2}

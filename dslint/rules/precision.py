@@ -231,10 +231,16 @@ def swift_torch_dtype(plan, context):
       `_init_torch_dtype` raises `ValueError: args.torch_dtype: ...` for anything else). Error,
       with a safe fix for the usual aliases (`bf16`, `fp16`, `fp32`, `half`, `torch.bfloat16`).
     - `--torch_dtype float32` without `--fp16`: ms-swift derives `fp16=True` from float32 as
-      from float16, so the run trains with fp16 autocast, not in fp32 (modelscope/ms-swift#3896).
-      Warning: add `--fp16 false` for fp32 training.
+      from float16 (`_init_mixed_precision`; modelscope/ms-swift#3896). Warning: add
+      `--fp16 false` for fp32 training.
 
     `--torch_dtype float16|float32` together with `--bf16 true` enables both precisions: DS401.
+
+    ## Why it matters
+    A rejected value ends the job while ms-swift parses its arguments: it waited for its nodes
+    only to exit before the model is loaded. float32 does not fail at all, which is worse: the
+    weights load in float32, but the run trains with fp16 autocast, not in fp32, so it is not
+    the full-precision run the flag asked for and nothing stops to say so.
 
     ## Example
     ```sh
@@ -374,11 +380,17 @@ def precision_unsupported_hardware(plan, context):
       is not supported on your device.` (engine.py:2006-2007); "910A支持float16，不支持bf16"
       (vllm-project/vllm-ascend#9294). GPUs before Ampere have no bf16 units: older PyTorch
       reports no bf16 support and the same errors follow; recent PyTorch counts software
-      emulation (`torch.cuda.is_bf16_supported(including_emulation=True)`), so the run starts but
-      every bf16 matmul is emulated and kernels that need sm80 (FlashAttention-2) fail.
+      emulation as support (`torch.cuda.is_bf16_supported(including_emulation=True)`).
     - `--tf32 true` on a GPU before Ampere, or on Ascend NPU: `ValueError: --tf32 requires
       Ampere or a newer GPU arch, cuda>=11 and torch>=1.7` (training_args.py:1677-1682;
       `is_torch_tf32_available()` needs CUDA compute capability ≥ 8).
+
+    ## Why it matters
+    The job dies at start-up, after its queue wait: transformers' checks run while the
+    arguments are parsed (`TrainingArguments.__post_init__`), DeepSpeed's only once the model has
+    loaded and the engine is built (`DeepSpeedEngine._do_sanity_check`). Where recent PyTorch
+    emulates bf16 on an older GPU the run starts instead, then trains with every bf16 matmul
+    emulated, and kernels that need sm80 (FlashAttention-2) fail when they are reached.
 
     ## Example
     `hardware = "v100"` and `--bf16 true`.
@@ -432,14 +444,19 @@ def deepspeed_precision_section(plan, context):
       from `--torch_dtype`) and a DeepSpeed config with no `bf16` (`fp16`) section.
       transformers computes its DeepSpeed dtype while the section is missing, so it stays
       float32 (integrations/deepspeed.py:186-192); accelerate adds `bf16: {enabled: true}` only
-      later (utils/dataclasses.py:1422-1427). Until then the Trainer casts floating-point inputs
-      (pixel values, audio features) to float32 (trainer.py:2371-2375) and ZeRO-3's `zero.Init`
-      at `from_pretrained` materialises the weights in float32
-      (deepspeed/runtime/zero/partition_parameters.py:397-407).
+      later (utils/dataclasses.py:1422-1427).
     - accelerate `mixed_precision: bf16` (or fp16) with an explicit `bf16.enabled: false`
       (`fp16.enabled: false`): `set_mixed_precision` fills only `"auto"` and leaves false alone
-      (dataclasses.py:1442-1446), so DeepSpeed trains in fp32 without a word. (Under HF flags the
-      same false is a mismatch error, DS301.)
+      (dataclasses.py:1442-1446). (Under HF flags the same false is a mismatch error, DS301.)
+
+    ## Why it matters
+    Nothing fails, so the run quietly differs from what its flags say. With the section
+    missing, ZeRO-3's `zero.Init` materialises the weights in float32 at `from_pretrained`
+    (deepspeed/runtime/zero/partition_parameters.py:397-407), twice the memory of 16-bit weights
+    while the model loads, and the Trainer casts floating-point inputs (pixel values, audio
+    features) to float32 before they reach the model (trainer.py:2371-2375). With an explicit
+    false, DeepSpeed trains the whole run in fp32, without a word, although the launch asks for
+    bf16 (fp16).
 
     ## Example
     `--bf16 --deepspeed ds_z3.json` with
