@@ -191,6 +191,14 @@ def unknown_training_argument(plan, context):
     `pyproject.toml`, `setup.py`, `setup.cfg`, `environment.yml`). Without a known version the
     newest shipped schema is assumed and the finding is a warning.
 
+    ## Why it matters
+    The job stops while it parses its arguments: it waited for its nodes only to exit before
+    anything has loaded. Commands copied from an older tutorial fail this way after an upgrade
+    (ms-swift 2.x's `--sft_type` is `--tuner_type` in 4.x). Under ms-swift with
+    `--ignore_args_error true`, which its web UI adds to the commands it starts
+    (swift/ui/llm_train/llm_train.py), the leftover is only logged as a warning (`_parse_args`
+    in swift/pipelines/base.py) and the run trains without the setting.
+
     ## Example
     `swift sft --model m --sft_type lora` with `ms-swift==4.6.0` in requirements.txt.
     Use instead: `--tuner_type lora`.
@@ -302,14 +310,20 @@ def training_value_type(plan, context):
     ## What it checks
     - `learning_rate: 1e-4` in YAML: PyYAML (YAML 1.1) reads a float without a dot as a **string**.
       Readers that pass YAML values straight to the dataclass (`HfArgumentParser.parse_yaml_file`
-      in training scripts, LLaMA-Factory before 0.9) hand `"1e-4"` to the optimizer, which fails
-      with `TypeError: '<=' not supported between instances of 'float' and 'str'`. ms-swift turns
-      each YAML value into a command-line token and LLaMA-Factory 0.9 reads YAML with OmegaConf,
-      so both convert it; there it is reported as a warning only where the reader is unknown.
-      Use `1.0e-4`.
+      in training scripts, LLaMA-Factory before 0.9) hand `"1e-4"` to the optimizer. ms-swift
+      turns each YAML value into a command-line token and LLaMA-Factory 0.9 reads YAML with
+      OmegaConf, so both convert it; there it is reported as a warning only where the reader is
+      unknown. Use `1.0e-4`.
     - A command-line token argparse cannot convert (`--per_device_train_batch_size auto`,
       `--learning_rate 2e-5,`): `error: argument --x: invalid float value`.
     - A YAML value of the wrong kind for a numeric or boolean field (`num_train_epochs: three`).
+
+    ## Why it matters
+    A token argparse cannot convert stops the job while it parses its arguments, after the
+    queue wait. A YAML string gets much further: `TrainingArguments` keeps `"1e-4"` without a
+    word, the model and data load, and only the optimizer built when `train()` begins
+    (transformers trainer.py `Trainer.create_optimizer`) fails, with `TypeError: '<=' not
+    supported between instances of 'float' and 'str'`.
 
     ## Example
     ```yaml
@@ -409,8 +423,14 @@ def yaml11_scalar_trap(plan, context):
     - A boolean word for a field that takes a string or a choice (`save_strategy: no`,
       `eval_strategy: no`, `lr_scheduler_type: off`): the consumer gets `False` (ms-swift the
       token `False`), which is not a valid choice: error. Quote it: `"no"`.
-    - An octal, hexadecimal or base-60 number for a numeric field: the value changes silently
-      (warning).
+    - An octal, hexadecimal or base-60 number for a numeric field (warning).
+
+    ## Why it matters
+    The boolean case stops the job while it parses its arguments, after the queue wait, with an
+    error about a value nobody wrote: `False is not a valid SaveStrategy` from a YAML file, or
+    `invalid choice: 'False'` from the command line (transformers 5.23 `HfArgumentParser`).
+    The number case stops nothing: the run uses 8 where the file says `010`, and everyone who
+    reads the file sees 10.
 
     ## Example
     ```yaml
@@ -479,6 +499,14 @@ def list_as_comma_string(plan, context):
     ms-swift does not split. LLaMA-Factory documents comma strings for its own keys
     (`dataset: a,b`, `lora_target: q_proj,v_proj`) and splits them, so it is not judged.
 
+    ## Why it matters
+    ms-swift treats the whole string as one name. PEFT compares each target with the end of the
+    module names (peft tuners/tuners_utils.py `check_target_module_exists`), so
+    `--target_modules q_proj,v_proj` matches nothing and the job stops after the model has
+    loaded: `Target modules {'q_proj,v_proj'} not found in the base model`. `dataset: a,b` is
+    looked up as one dataset called `a,b` (swift/dataset/dataset_syntax.py `DatasetSyntax.parse`
+    splits only at `::`, `:` and `#`).
+
     ## Example
     ```yaml
     dataset: alpaca-zh,alpaca-en
@@ -526,6 +554,11 @@ def invalid_training_choice(plan, context):
     generated schemas. HfArgumentParser rejects a bad token (`argument --optim: invalid choice`)
     and the dataclass rejects a bad YAML value (`ValueError: 'cosin' is not a valid SchedulerType`).
     A value valid in another version is reported as a warning unless the version is known.
+
+    ## Why it matters
+    Both rejections come while the arguments are parsed: the job exits right after its queue
+    wait, before anything has loaded. A value that only another version accepts fails the same
+    way once the installed version is not the one the command was written for.
 
     ## Example
     `--lr_scheduler_type cosin`
@@ -648,6 +681,12 @@ def fsdp_with_deepspeed(plan, context):
     compatible with DeepSpeed.` (swift/arguments/sft_args.py). LLaMA-Factory hands both to the
     Trainer. An empty `--fsdp ""` or `fsdp: false` is FSDP off.
 
+    ## Why it matters
+    The job dies at start-up, after its queue wait. ms-swift refuses while it parses its
+    arguments (`SftArguments._init_fsdp`); the Trainer refuses in its constructor
+    (`Trainer.__init__`), which takes the model, so a plain transformers script or LLaMA-Factory
+    has already loaded the model (and LLaMA-Factory tokenized the dataset) when it fails.
+
     ## Example
     `torchrun train.py --fsdp "full_shard auto_wrap" --deepspeed ds_z3.json`
     Use instead: one of the two.
@@ -686,6 +725,12 @@ def load_best_strategy_mismatch(plan, context):
     Values not given take the consumer's defaults from the schema (transformers: `eval_strategy`
     `no`, `save_strategy` `steps`, `save_steps` 500; ms-swift sets `eval_strategy` to
     `save_strategy` and `eval_steps` to `save_steps` when they are not given).
+
+    ## Why it matters
+    The check runs while the arguments are parsed, so the job exits right after its queue wait
+    instead of training. A default is enough to trip it: under transformers, `eval_strategy:
+    steps` and `eval_steps: 300` with no `save_steps` meet the default 500, which is not a
+    multiple of 300.
 
     ## Example
     ```yaml
@@ -752,8 +797,14 @@ def eval_without_dataset(plan, context):
     `do_eval`, `do_predict` or `predict_with_generate` with neither `eval_dataset` nor
     `val_size` > 1e-6: LLaMA-Factory raises `Please make sure eval_dataset be provided or
     val_size >1e-6` (llamafactory/hparams/parser.py). For a training run (`do_train`) with
-    `eval_strategy` other than `no` and no evaluation data, the Trainer stops at start-up with
+    `eval_strategy` other than `no` and no evaluation data, the Trainer raises
     `You have set args.eval_strategy to steps but you didn't pass an eval_dataset to Trainer`.
+
+    ## Why it matters
+    The first check runs while LLaMA-Factory parses its arguments (`get_train_args`), right
+    after the queue wait. The second costs more: `run_sft` tokenizes the dataset and loads the
+    model before it builds the Trainer (llamafactory/train/sft/workflow.py), and only then does
+    the Trainer's constructor refuse (transformers trainer.py `Trainer._validate_args`).
 
     ## Example
     ```yaml
@@ -806,6 +857,12 @@ def incompatible_with_zero3(plan, context):
     - `use_unsloth`: `Unsloth is incompatible with DeepSpeed ZeRO-3.`; `pissa_init`: `Please use
       scripts/pissa_init.py to initialize PiSSA in DeepSpeed ZeRO-3.`
 
+    ## Why it matters
+    Each one ends the job at start-up, after its queue wait. Most are raised while LLaMA-Factory
+    parses its arguments (`get_train_args`); the quantization ones only while the model loads
+    (`configure_quantization`), after the dataset has already been tokenized
+    (llamafactory/train/sft/workflow.py `run_sft` calls `get_dataset` before `load_model`).
+
     ## Example
     `pure_bf16: true` with `deepspeed: examples/deepspeed/ds_z3_config.json`.
     Use instead: `bf16: true`.
@@ -847,6 +904,204 @@ def incompatible_with_zero3(plan, context):
 
 
 # ---------------------------------------------------------------------------------------------
+# DS722 ZeRO-3, non-reentrant activation checkpointing and frozen parameters
+# ---------------------------------------------------------------------------------------------
+
+#: The first DeepSpeed with PR #8148 ("Z3: Support for activation ckpt with frozen params").
+_REENTRANT_FIXED_IN = "0.19.3"
+# `use_reentrant: false` inside a JSON (or Python-repr) string, as written on a command line or in YAML.
+_USE_REENTRANT_FALSE = re.compile(r"""use_reentrant[\\"']*\s*:\s*(false|False)\b""")
+
+
+def _use_reentrant_false(ctx: _Context, arg):
+    """(span to point at, Edit that makes it true or None) when ``gradient_checkpointing_kwargs``
+    explicitly sets ``use_reentrant`` to false; None otherwise."""
+    value = arg.value
+    node = ctx.node(arg)
+    if isinstance(value, dict):
+        if value.get("use_reentrant") is not False:
+            return None
+        entry = node.entry("use_reentrant") if isinstance(node, Mapping) else None
+        target = entry.value if entry is not None else None
+        if isinstance(target, Scalar) and target.style == "plain" and target.value is False:
+            return target.span, Edit.replace(target.span, "true")
+        return (target.span if target is not None else arg.span), None
+    if not isinstance(value, str) or "$" in value:
+        return None
+    import json
+
+    try:
+        parsed = json.loads(value)
+    except ValueError:
+        parsed = None  # ms-swift repairs malformed JSON (json_repair); judge the text instead
+    if isinstance(parsed, dict):
+        if parsed.get("use_reentrant") is not False:
+            return None
+    elif len(_USE_REENTRANT_FALSE.findall(value)) != 1:
+        return None
+    span = node.span if isinstance(node, Scalar) else arg.span
+    if span is None:
+        return None
+    hits = list(_USE_REENTRANT_FALSE.finditer(span.text))
+    if len(hits) != 1 or len(_USE_REENTRANT_FALSE.findall(value)) != 1:
+        return span, None  # not one exact place to edit
+    word = hits[0]
+    start, end = span.start + word.start(1), span.start + word.end(1)
+    edit = Edit(span.source, start, end, "True" if word.group(1) == "False" else "true")
+    return span, edit
+
+
+def _deepspeed_before_fix(plan, context):
+    """(severity, DeepSpeed clause, related, tail) when the DeepSpeed in use may lack the fix; None when it has it."""
+    from dslint.versions import version_of
+
+    start = plan.origin.path if plan.origin is not None else None
+    info = version_of("deepspeed", start, context.settings)
+    if info is None:
+        return (Severity.WARNING, f"DeepSpeed before {_REENTRANT_FIXED_IN}",
+                Related(f"DeepSpeed version not known (no deepspeed-version setting or deepspeed pin): assumed before "
+                        f"{_REENTRANT_FIXED_IN}"),
+                f" (DeepSpeed version unknown: set deepspeed-version if you run {_REENTRANT_FIXED_IN} or later)")
+    if compare(info.version, _REENTRANT_FIXED_IN) >= 0:
+        return None
+    related = Related(f"assumed {info.describe()}", None)
+    if info.exact or (info.upper is not None and compare(info.upper, _REENTRANT_FIXED_IN) <= 0):
+        return None, f"DeepSpeed {info.version}", related, ""
+    return (Severity.WARNING, f"DeepSpeed before {_REENTRANT_FIXED_IN} (deepspeed{info.spec} allows {info.version})", related,
+            f" (set deepspeed-version if you run {_REENTRANT_FIXED_IN} or later)")
+
+
+@rule("DS722", "zero3-non-reentrant-checkpointing", severity="error", target="launch", fixable=True)
+def zero3_non_reentrant_checkpointing(plan, context):
+    """Non-reentrant gradient checkpointing with frozen weights under ZeRO-3 crashes in the first backward (DeepSpeed before 0.19.3).
+
+    ## What it checks
+    An ms-swift or LLaMA-Factory launch that trains adapters (the base model is frozen), with
+    DeepSpeed ZeRO-3 (`zero_optimization.stage: 3`, also through ms-swift's `--deepspeed zero3`
+    preset), gradient checkpointing on, and torch's non-reentrant checkpoint chosen explicitly:
+    - ms-swift 3.x/4.x: `--gradient_checkpointing_kwargs '{"use_reentrant": false}'` (or the YAML
+      equivalent). ms-swift's `_fix_gradient_checkpointing` (swift/trainers/mixin.py) takes
+      `use_reentrant` from `gradient_checkpointing_kwargs` when it is set and uses `True` under
+      DeepSpeed otherwise, so only the explicit `false` is reported; with `--tuner_type`
+      (`--train_type` in 3.x) other than `full` (the default is `lora`) and
+      `--gradient_checkpointing` not turned off (it is on by default).
+    - LLaMA-Factory 0.9: `use_reentrant_gc: false` (model/model_utils/checkpointing.py passes
+      `gradient_checkpointing_kwargs={"use_reentrant": model_args.use_reentrant_gc}`, default
+      true) with `finetuning_type` other than `full` (default `lora`; `freeze` and `oft` freeze
+      weights too) and without `disable_gradient_checkpointing: true`. LLaMA-Factory 0.8 always
+      uses reentrant checkpointing.
+
+    Not reported: TRL 1.x trainers (they force `use_reentrant=True` for PEFT + ZeRO-3 + gradient
+    checkpointing, with a warning), `python train.py` scripts on the HF Trainer (whether the model
+    has frozen parameters is not in the launch), and full fine-tuning, even where the consumer
+    freezes part of the model (a vision tower).
+
+    The DeepSpeed version comes from the `deepspeed-version` setting, the installed package
+    (`detect-installed-versions`) or a pin in the repository: error before 0.19.3, nothing from
+    0.19.3 on, a warning when no version is known or a pinned range allows both.
+
+    ## Why it matters
+    In the first backward pass, torch recomputes each checkpointed layer, and ZeRO-3 partitions the
+    frozen base weights again during that recompute; the run stops with
+    `torch.utils.checkpoint.CheckpointError: Recomputed values for the following tensors have
+    different metadata than during the forward pass ... saved {'shape': [1024]} vs recomputed
+    {'shape': [0]}` after the job waited for its nodes and loaded the model (huggingface/transformers
+    issue #47254, huggingface/trl issue #2514, hiyouga/LlamaFactory issue #6438). DeepSpeed PR
+    #8148 ("Z3: Support for activation ckpt with frozen params") fixed it in 0.19.3:
+    `fetch_sub_module` in deepspeed/runtime/zero/partitioned_param_coordinator.py detects the
+    recompute (`in_checkpoint_recompute`); 0.19.2 does not have it.
+
+    ## Example
+    ```sh
+    swift sft --model Qwen/Qwen2.5-7B-Instruct --deepspeed zero3 \\
+        --gradient_checkpointing_kwargs '{"use_reentrant": false}'
+    ```
+    Use instead: `--gradient_checkpointing_kwargs '{"use_reentrant": true}'` (or leave
+    `use_reentrant` out: ms-swift then uses reentrant checkpointing under DeepSpeed), or
+    DeepSpeed 0.19.3 or later.
+
+    ## Fix safety
+    Unsafe: reentrant checkpointing behaves differently (memory, speed, inputs that need
+    `requires_grad`). The fix turns the explicit `false` into `true` where it is one exact value:
+    `use_reentrant_gc: false`, a YAML `use_reentrant: false`, or the single `false` after
+    `use_reentrant` inside the JSON string.
+    """
+    if plan.consumer not in ("swift", "llamafactory"):
+        return
+    ctx = _context(plan, context)
+    if not ctx.active:
+        return
+    stage, stage_node = _zero_stage(plan)
+    if stage != 3:
+        return
+    if ctx.package == "llamafactory":
+        if "train" not in (ctx.sets or ("train",)) or ctx.lookup("use_reentrant_gc") is None:
+            return  # not training, or LLaMA-Factory 0.8 (reentrant always)
+        arg = plan.arg("use_reentrant_gc")
+        if arg is None or arg.assumed or _truthy(arg.value) is not False:
+            return
+        off = plan.arg("disable_gradient_checkpointing")
+        if off is not None and (off.assumed or _truthy(off.value) is not False):
+            return
+        tuner_name = "finetuning_type"
+        tuner = plan.arg(tuner_name)
+        node = ctx.node(arg)
+        span = node.span if isinstance(node, Scalar) else arg.span
+        edit = None
+        if span is not None and span.text.strip("'\"").lower() in ("false", "no", "off", "n", "f", "0"):
+            edit = Edit.replace(span, "true")
+        what = "use_reentrant_gc false"
+        remedy = "set use_reentrant_gc: true (the default)"
+        fix_title = "Set use_reentrant_gc to true"
+    else:
+        if ctx.lookup("gradient_checkpointing_kwargs") is None:
+            return  # ms-swift 2.x
+        on = plan.arg("gradient_checkpointing")
+        if on is not None and _truthy(on.value) is False:
+            return
+        if plan.arg("no_gradient_checkpointing") is not None:
+            return
+        arg = plan.arg("gradient_checkpointing_kwargs")
+        if arg is None or arg.assumed:
+            return
+        found = _use_reentrant_false(ctx, arg)
+        if found is None:
+            return
+        span, edit = found
+        tuner = plan.arg("tuner_type", "train_type", "sft_type")
+        tuner_name = tuner.name if tuner is not None else \
+            next((n for n in ("tuner_type", "train_type", "sft_type") if ctx.lookup(n) is not None), "tuner_type")
+        what = "use_reentrant false in gradient_checkpointing_kwargs"
+        remedy = "set use_reentrant to true or leave it out (ms-swift then checkpoints reentrantly under DeepSpeed)"
+        fix_title = "Set use_reentrant to true"
+    if tuner is not None:
+        if tuner.assumed or not isinstance(tuner.value, str) or not tuner.value.strip() or "$" in tuner.value:
+            return  # cannot tell what is trained
+        method = tuner.value
+        tuner_related = _arg_related(tuner)
+    else:
+        method = _consumer_default(ctx, tuner_name)
+        if not isinstance(method, str):
+            return
+        tuner_related = Related(f"{tuner_name} {method} ({ctx.label()}'s default)")
+    if method.strip().lower() == "full":
+        return
+    verdict = _deepspeed_before_fix(plan, context)
+    if verdict is None:
+        return
+    severity, deepspeed, version_related, tail = verdict
+    related = [Related("zero_optimization.stage 3 in the DeepSpeed config", stage_node.span if stage_node is not None else None),
+               tuner_related, version_related]
+    message = (f"non-reentrant gradient checkpointing ({what}) of {method} training (frozen base weights) under ZeRO-3 "
+               f"crashes in the first backward on {deepspeed}: torch.utils.checkpoint.CheckpointError 'Recomputed values "
+               "for the following tensors have different metadata than during the forward pass' (saved shape [N], "
+               "recomputed [0]), because ZeRO-3 partitions the frozen weights again during the recompute; "
+               f"{remedy}, or use DeepSpeed >= {_REENTRANT_FIXED_IN}{tail}")
+    fix = Fix.unsafe(fix_title, edit) if edit is not None else None
+    yield Finding(span or arg.name_span or plan.span, message, related=related, fix=fix, severity=severity)
+
+
+# ---------------------------------------------------------------------------------------------
 # DS720 config files the consumer will not read as a config
 # ---------------------------------------------------------------------------------------------
 
@@ -868,6 +1123,14 @@ def config_file_not_read(plan, context):
       arguments are not used by the HfArgumentParser`.
     - A `.yaml`/`.json` word that is not the first argument is not read as a config: ms-swift
       reports it in `remaining_argv`.
+
+    ## Why it matters
+    The job stops while it parses its arguments, after the queue wait, with an error that lists
+    the file as a leftover argument rather than saying it was not read as a config. A command
+    written for one version breaks this way under another with no change to the script. Under
+    ms-swift with `--ignore_args_error true` it is worse: the leftover is only logged as a
+    warning (swift/pipelines/base.py `_parse_args`) and the run trains without any of the
+    file's settings.
 
     ## Example
     `swift sft --model m sft.yaml`
@@ -932,6 +1195,12 @@ def accelerate_unknown_key(document, context):
     (accelerate/commands/config/config_args.py). Keys differ between versions (`ipex_config`
     was removed, `parallelism_config` added); the version in use comes from settings, the
     installed package or repository pins.
+
+    ## Why it matters
+    `accelerate launch` reads the file before it starts a single process
+    (`_validate_launch_command` in accelerate/commands/launch.py), so the job ends right after
+    its queue wait. The error's advice to upgrade accelerate does not help with a misspelled
+    key, and for a key that newer versions removed (`ipex_config`) it points the wrong way.
 
     ## Example
     `num_process: 8`
