@@ -160,7 +160,8 @@ def check(paths, fmt, statistics, select, extend_select, ignore, exit_zero, fail
             outcome = fix_paths(lambda overrides: engine.lint_paths(paths, overrides), unsafe_fixes, write=fix and not diff)
             result = outcome.result
         else:
-            result = engine.lint_paths(paths)
+            # JUnit lists every file read, which a split run does not bring back from its worker
+            result = engine.lint_paths(paths, split=fmt != "junit")
     except PathError as exc:
         _fail(str(exc))
 

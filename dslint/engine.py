@@ -152,10 +152,24 @@ class Engine:
 
     # files ----------------------------------------------------------------------------
 
-    def lint_paths(self, paths: list[str], overrides: dict[str, bytes] | None = None) -> RunResult:
-        """Lint files on disk; ``overrides`` replaces some files' bytes (the fixer's passes)."""
+    def lint_paths(self, paths: list[str], overrides: dict[str, bytes] | None = None, *, split: bool = False) -> RunResult:
+        """Lint files on disk; ``overrides`` replaces some files' bytes (the fixer's passes).
+
+        ``split``: large runs may put the JSON files on a second process (dslint/split.py); the
+        result then has the diagnostics, skipped files and counts, but ``documents`` and
+        ``plans`` only of this process's share, so callers that need those leave it off.
+        """
         candidates, skipped = discover(paths, self.settings.exclude, self.settings.root)
         result = RunResult(skipped=list(skipped), plugin_errors=list(self.plugin_errors))
+        if split and not overrides:
+            from dslint import split as splitting
+
+            share = splitting.worker_share(candidates)
+            if share:
+                return splitting.lint_split(self, candidates, share, result)
+        return self.lint_candidates(candidates, result, overrides)
+
+    def lint_candidates(self, candidates: list[Candidate], result: RunResult, overrides: dict[str, bytes] | None = None) -> RunResult:
         overrides = overrides or {}
         documents = []
         for candidate in candidates:
@@ -208,9 +222,11 @@ class Engine:
 
     # rules ----------------------------------------------------------------------------
 
-    def lint_documents(self, documents: list[Document], result: RunResult | None = None, overrides: dict[str, bytes] | None = None) -> RunResult:
+    def lint_documents(self, documents: list[Document], result: RunResult | None = None, overrides: dict[str, bytes] | None = None,
+                       *, adopt=None) -> RunResult:
+        """``adopt``: files another process reads (dslint.split.Adoptable), read here when a launch names one."""
         result = result or RunResult(plugin_errors=list(self.plugin_errors))
-        plans, linked = self.link(documents, result, overrides or {})
+        plans, linked = self.link(documents, result, overrides or {}, adopt=adopt)
         documents = documents + linked
         result.documents = documents
         result.files = len(documents)
@@ -224,12 +240,7 @@ class Engine:
             for target in targets.get(found.target, ())
             if not (found.kinds and getattr(target, "kind", None) not in found.kinds)
         ]
-        from dslint import parallel
-
-        if parallel.worth_it(len(documents)):
-            raw, failed = parallel.run_split(self._run_pairs, documents, work, result)
-        else:
-            raw, failed = self._run_pairs(work, result)
+        raw, failed = self._run_pairs(work, result)
         scans: dict[int, Suppressions] = {}
         result.diagnostics = self._filter(raw, documents, scans)
         judges = [r for r in self.rules if r.target == "suppressions"]
@@ -289,13 +300,13 @@ class Engine:
             return UNKNOWN
         return UNUSED if all(r.code in ran for r in named) else UNJUDGED
 
-    def link(self, documents: list[Document], result: RunResult, overrides: dict[str, bytes]) -> tuple[list, list[Document]]:
+    def link(self, documents: list[Document], result: RunResult, overrides: dict[str, bytes], adopt=None) -> tuple[list, list[Document]]:
         """Launch plans for the scripts and training configs, and the files they name."""
         if not any(doc.kind in (SCRIPT, TRAINING_YAML, TRAINING_JSON) for doc in documents):
             return [], []
         from dslint.launch.link import Linker
 
-        linker = Linker(documents, overrides=overrides)
+        linker = Linker(documents, overrides=overrides, adopt=adopt)
         try:
             plans = linker.plans()
         except Exception as exc:  # linking must not lose the single-file findings

@@ -12,7 +12,7 @@ The last point is tests/test_plugins.py (nothing is imported from the working di
 - the whole corpus plus those scripts, linted and fixed in a subprocess where
   ``socket.socket.connect`` (and ``create_connection``, ``getaddrinfo``) and every way to run a
   program (``subprocess``, ``os.system``, ``os.exec*``, ``os.spawn*``, ``os.posix_spawn``, ``pty``)
-  raise: the run succeeds and nothing tried. (``os.fork`` is allowed: dslint's own rule worker.)
+  raise: the run succeeds and nothing tried. (``os.fork`` is allowed: dslint's own worker for large trees.)
 """
 
 from __future__ import annotations
@@ -138,7 +138,7 @@ socket.socket.connect_ex = blocked("socket.connect_ex")
 socket.create_connection = blocked("socket.create_connection")
 socket.getaddrinfo = blocked("socket.getaddrinfo")
 subprocess.Popen.__init__ = blocked("subprocess.Popen")
-# os.fork stays: dslint forks itself to run rules on two CPUs (dslint/parallel.py); the worker
+# os.fork stays: dslint forks itself to lint large trees on two CPUs (dslint/split.py); the worker
 # runs dslint's own code, and anything it tried to exec would be blocked here too.
 for name in ("system", "popen", "forkpty", "execv", "execve", "execvp", "execvpe", "execl", "execle", "execlp", "execlpe",
              "spawnv", "spawnve", "spawnvp", "spawnvpe", "spawnl", "spawnle", "posix_spawn", "posix_spawnp"):

@@ -53,9 +53,10 @@ def _key(name: str) -> str:
 
 
 class Linker:
-    def __init__(self, documents: list[Document], cwd: Path | None = None, overrides: dict[str, bytes] | None = None):
+    def __init__(self, documents: list[Document], cwd: Path | None = None, overrides: dict[str, bytes] | None = None, adopt=None):
         self.cwd = (cwd or Path.cwd()).resolve()
         self.overrides = overrides or {}  # display path -> bytes: the fixer's edited, unwritten files
+        self.adopt = adopt  # listed files another process reads (dslint.split.Adoptable)
         self.documents = documents
         self.by_path: dict[str, Document] = {}
         for doc in documents:
@@ -113,6 +114,12 @@ class Linker:
         real = os.path.realpath(path)
         if real in self.by_path:
             return self.by_path[real]
+        if self.adopt is not None:
+            listed, document = self.adopt.take(real)
+            if listed and document is not None:  # read here as the listed file it is
+                self.by_path[real] = document
+                self.loaded.append(document)
+                return document
         display = _display(path, self.cwd)
         try:
             if display in self.overrides:
