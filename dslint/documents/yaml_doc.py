@@ -15,9 +15,31 @@ from dslint.source import SourceFile, Span
 MAX_NODES = 100_000
 MAX_DEPTH = 64
 
-_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_BaseLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _STR = "tag:yaml.org,2002:str"
 _SCALAR_NODE = yaml.ScalarNode
+
+
+class _Loader(_BaseLoader):
+    """The safe loader, remembering how each plain or quoted scalar resolves.
+
+    The composer asks the (Python) resolver about every scalar, and the answer depends only on
+    the text and how it was written; training configs repeat the same keys and values file
+    after file, so a run asks a dictionary instead of a dozen regular expressions.
+    """
+
+    _resolved: dict = {}
+
+    def resolve(self, kind, value, implicit):
+        if kind is not _SCALAR_NODE:
+            return super().resolve(kind, value, implicit)
+        key = (value, implicit)
+        tag = self._resolved.get(key)
+        if tag is None:
+            tag = super().resolve(kind, value, implicit)
+            if len(self._resolved) < 100_000:
+                self._resolved[key] = tag
+        return tag
 
 
 class _Limit(Exception):
@@ -156,7 +178,9 @@ class _Converter:
                         for item in self._mapping(merged_node, depth + 1).entries:
                             merged.append(Entry(item.key, item.key_span, item.value, merged=True))
                 continue
-            if isinstance(key_node, yaml.ScalarNode):
+            if key_node.tag == _STR and type(key_node) is _SCALAR_NODE:
+                key = key_node.value  # what the str constructor returns
+            elif isinstance(key_node, yaml.ScalarNode):
                 try:
                     key = self.loader.construct_object(key_node)
                 except (yaml.YAMLError, ValueError, OverflowError) as exc:

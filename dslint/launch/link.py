@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Callable
 
 from dslint.documents import Skipped, read_document
 from dslint.documents.model import ACCELERATE, DEEPSPEED, SCRIPT, TRAINING_JSON, TRAINING_YAML, Document, Mapping, Scalar
@@ -41,6 +42,10 @@ def _where(span: Span | None) -> str:
         return "the command line"
     line = span.source.position(span.start)[0]
     return f"{span.path}:{line}"
+
+
+def _key_origin(entry) -> Callable[[], str]:
+    return lambda: f"{entry.key} in {_where(entry.key_span)}"
 
 
 def _as_int(value) -> int | None:
@@ -234,7 +239,7 @@ class Linker:
                     if item.key not in plan.env and isinstance(item.value, Scalar):
                         plan.env[item.key] = _YamlEnv(str(item.value.value), item.value.span)
                 continue
-            from_file[entry.key] = Arg(entry.key, entry.value.to_python(), entry.value.span, f"{entry.key} in {_where(entry.key_span)}", entry.key_span)
+            from_file[entry.key] = Arg(entry.key, entry.value.to_python(), entry.value.span, _key_origin(entry), entry.key_span)
         if before_flags:
             plan.args = {**from_file, **plan.args}
         else:
@@ -455,7 +460,7 @@ class Linker:
         consumer = {"swift": "swift", "llamafactory": "llamafactory"}.get(flavor, "hf")
         plan = LaunchPlan(origin=doc, span=doc.mapping.span, launcher="yaml", consumer=consumer, entry=f"{flavor} config")
         for entry in doc.mapping.entries:
-            plan.args[entry.key] = Arg(entry.key, entry.value.to_python(), entry.value.span, f"{entry.key} in {_where(entry.key_span)}", entry.key_span)
+            plan.args[entry.key] = Arg(entry.key, entry.value.to_python(), entry.value.span, _key_origin(entry), entry.key_span)
         self._deepspeed_reference(plan, Path(doc.path).parent)
         plan.notes.append("no launch script reaches this config: the world size is unknown")
         return plan

@@ -9,7 +9,7 @@ that explains it and, when it was written in a file, the range it was written at
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from dslint.documents.model import Document, Mapping
 from dslint.source import Span
@@ -36,9 +36,17 @@ class Arg:
     name: str
     value: Any  # str for command-line flags, the YAML value for YAML keys; True for bare flags
     span: Span | None
-    origin: str
+    # Where it was set, as said in messages ("lr in cfg.yaml:3"); may be given as a function,
+    # because a config plan has an argument per key and few of them are ever mentioned.
+    where: str | Callable[[], str]
     name_span: Span | None = None
     assumed: str | None = None  # the raw text whose default was assumed (``$NUM_GPUS``)
+
+    @property
+    def origin(self) -> str:
+        if callable(self.where):
+            self.where = self.where()
+        return self.where
 
 
 @dataclass(eq=False)
