@@ -92,7 +92,7 @@ class _Context:
         plan = self.plan
         if self.package == "ms-swift" and _truthy(getattr(plan.arg("use_ray"), "value", None)):
             return False
-        if self.package == "llamafactory" and "USE_MCA" in plan.env:
+        if self.package == "llamafactory" and _use_mca(plan):
             return False
         if plan.launcher != "yaml" or not self.strict:
             return True
@@ -171,6 +171,21 @@ def _shown(value: Any) -> str:
 # ---------------------------------------------------------------------------------------------
 
 
+def _use_mca(plan) -> bool | None:
+    """Does the launch set USE_MCA as LLaMA-Factory reads it (is_env_enabled: true, y, 1)? None: not said."""
+    value = plan.env.get("USE_MCA") if plan.env else None
+    text = getattr(value, "value", None)
+    if text is None:
+        return None
+    return str(text).lower() in ("true", "y", "1")
+
+
+def _megatron_core_space():
+    """Megatron-Core's argument names, from the newest ms-swift's Megatron set (which mirrors them)."""
+    newest = generations("ms-swift")[-1]
+    return arg_space(newest.schema_name, ("megatron-sft",))
+
+
 @rule("DS701", "unknown-training-argument", severity="error", target="launch", fixable=True)
 def unknown_training_argument(plan, context):
     """A training argument the consumer's parser does not have in the version in use.
@@ -180,6 +195,10 @@ def unknown_training_argument(plan, context):
     and stops with `ValueError: remaining_argv: ['--sft_type', 'lora']` on anything left over
     (swift/pipelines/base.py). LLaMA-Factory raises `Some keys are not used by the
     HfArgumentParser: [...]` for a YAML key no dataclass has (llamafactory/hparams/parser.py).
+    Megatron-Core's argument names (`tensor_model_parallel_size`, `sequence_parallel`, ...; taken
+    from the newest ms-swift schema's Megatron set) in a LLaMA-Factory config count as known
+    unless the launch sets `USE_MCA` off: with `USE_MCA=1` LLaMA-Factory parses mcore_adapter's
+    TrainingArguments instead of HF's (llamafactory/hparams/parser.py, `_parse_train_mca_args`).
     For a `python train.py` script that parses its own dataclasses only fields that
     `TrainingArguments` had in another transformers version and lacks in this one are reported
     (`evaluation_strategy`, removed in transformers 4.46). The names come from the schemas generated
@@ -212,11 +231,14 @@ def unknown_training_argument(plan, context):
         return
     owned = OWNED_ELSEWHERE.get(ctx.package, set())
     renames = DOCUMENTED_RENAMES.get(ctx.package, {})
+    megatron = _megatron_core_space() if ctx.package == "llamafactory" and _use_mca(plan) is not False else None
     for name, arg in plan.args.items():
         if not name or name in owned or name.startswith("$") or name == "ENV":
             continue
         if ctx.lookup(name) is not None:
             continue
+        if megatron is not None and megatron.lookup(name) is not None:
+            continue  # with USE_MCA=1 LLaMA-Factory parses mcore_adapter's TrainingArguments, Megatron-Core's names
         if ctx.package == "ms-swift" and not ctx.from_yaml(arg) and ctx.space.prefix_match(name):
             continue  # argparse accepts a unique prefix of an option
         if ctx.package == "ms-swift" and ctx.from_yaml(arg) and ctx.space.prefix_match(name):
