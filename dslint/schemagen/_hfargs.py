@@ -136,10 +136,12 @@ class _StubFinder(importlib.abc.MetaPathFinder):
         self.used: set[str] = set()
 
     def find_spec(self, fullname, path=None, target=None):  # noqa: D102
-        top = fullname.split(".", 1)[0]
+        # A dotted name ("megatron.training") stubs a part that an installed package lacks.
+        top = next((n for n in self.names if "." in n and (fullname == n or fullname.startswith(n + "."))),
+                   fullname.split(".", 1)[0])
         if top not in self.names or _asked_by_find_spec():
             return None
-        if "." not in fullname:
+        if fullname == top:
             for finder in sys.meta_path:
                 if finder is self:
                     continue

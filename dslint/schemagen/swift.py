@@ -26,8 +26,9 @@ from __future__ import annotations
 import importlib
 import os
 import re
-import tempfile
 import sys
+import tempfile
+import types
 from pathlib import Path
 
 from dslint.schemagen import _hfargs as common
@@ -76,6 +77,7 @@ STUBS = (
     "latex2sympy2", "flash_attn", "bitsandbytes", "optimum", "auto_gptq", "awq", "hqq", "eetq", "aqlm",
     "mergekit", "llm_blender", "rich", "tqdm_multiprocess", "einops", "timm", "accelerate_npu", "lazy_importer",
     "peft_npu", "pynvml", "trl_npu", "mindspeed", "opentelemetry", "cloudpickle", "psutil_npu", "deepspeed",
+    "megatron.training", "megatron.legacy",  # Megatron-LM's parts, beside the megatron-core that 3.x's target has
 )
 
 
@@ -129,6 +131,21 @@ def _reader(root: Path, major: str) -> dict:
     }
 
 
+def _bare_package(name: str, folder: Path) -> None:
+    """Make ``name`` importable without running its ``__init__``.
+
+    ms-swift 3.x's ``swift/megatron/__init__.py`` calls ``init_megatron_env()``, which patches
+    Megatron-Core's Transformer Engine layers and fails where Transformer Engine is not
+    installed; the argument dataclasses below it do not need the patches.
+    """
+    if name in sys.modules:
+        return
+    package = types.ModuleType(name)
+    package.__path__ = [str(folder)]
+    package.__package__ = name
+    sys.modules[name] = package
+
+
 def build_schema() -> dict:
     common.install_stubs(STUBS)
     version = installed_version()
@@ -147,9 +164,11 @@ def build_schema() -> dict:
             text = (root / pipeline).read_text(encoding="utf-8") if (root / pipeline).is_file() else ""
             if cls not in text:
                 raise RuntimeError(f"ms-swift {version}: {pipeline} does not name {cls}; update COMMANDS")
-        if module.startswith("swift.megatron") and major == "3" and importlib.util.find_spec("megatron.core") is None:
-            skipped[name] = "Megatron-SWIFT 3.x needs megatron-core installed (it would clone and pip-install Megatron-LM)"
-            continue
+        if module.startswith("swift.megatron") and major == "3":
+            if importlib.util.find_spec("megatron.core") is None:
+                skipped[name] = "Megatron-SWIFT 3.x needs megatron-core installed (it would clone and pip-install Megatron-LM)"
+                continue
+            _bare_package("swift.megatron", root / "swift" / "megatron")
         try:
             klass = getattr(importlib.import_module(module), cls)
         except Exception as exc:  # noqa: BLE001  (an optional part, e.g. Megatron, that cannot be imported)
