@@ -9,6 +9,7 @@ only when that version is known; otherwise a warning.
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -145,6 +146,13 @@ class _Context:
                 if found is not None:
                     break
         return found
+
+    def known_args(self):
+        """(name, arg, field, schema property, negated) for each argument the consumer knows."""
+        for name, arg in self.plan.args.items():
+            found = self.lookup(name)
+            if found is not None:
+                yield (name, arg, *found)
 
 
 def _rename_edit(arg, new: str) -> Edit | None:
@@ -360,11 +368,7 @@ def training_value_type(plan, context):
     if not ctx.active:
         return
     reader = ctx.reader()
-    for name, arg in plan.args.items():
-        found = ctx.lookup(name)
-        if found is None:
-            continue
-        field, prop, negated = found
+    for name, arg, field, prop, negated in ctx.known_args():
         if negated:
             continue
         kinds = _json_types(prop)
@@ -541,11 +545,7 @@ def list_as_comma_string(plan, context):
     ctx = _context(plan, context)
     if not ctx.active or ctx.package != "ms-swift":
         return
-    for name, arg in plan.args.items():
-        found = ctx.lookup(name)
-        if found is None:
-            continue
-        _, prop, _ = found
+    for name, arg, _, prop, _ in ctx.known_args():
         if prop.get("x-dslint-nargs") not in ("+", "*"):
             continue
         node = ctx.node(arg)
@@ -592,11 +592,7 @@ def invalid_training_choice(plan, context):
     ctx = _context(plan, context)
     if not ctx.active:
         return
-    for name, arg in plan.args.items():
-        found = ctx.lookup(name)
-        if found is None:
-            continue
-        field, prop, negated = found
+    for name, arg, field, prop, negated in ctx.known_args():
         choices = prop.get("enum")
         if not choices or negated:
             continue
@@ -950,22 +946,21 @@ def _use_reentrant_false(ctx: _Context, arg):
         return (target.span if target is not None else arg.span), None
     if not isinstance(value, str) or "$" in value:
         return None
-    import json
-
     try:
         parsed = json.loads(value)
     except ValueError:
         parsed = None  # ms-swift repairs malformed JSON (json_repair); judge the text instead
+    written_false = len(_USE_REENTRANT_FALSE.findall(value))
     if isinstance(parsed, dict):
         if parsed.get("use_reentrant") is not False:
             return None
-    elif len(_USE_REENTRANT_FALSE.findall(value)) != 1:
+    elif written_false != 1:
         return None
     span = node.span if isinstance(node, Scalar) else arg.span
     if span is None:
         return None
     hits = list(_USE_REENTRANT_FALSE.finditer(span.text))
-    if len(hits) != 1 or len(_USE_REENTRANT_FALSE.findall(value)) != 1:
+    if len(hits) != 1 or written_false != 1:
         return span, None  # not one exact place to edit
     word = hits[0]
     start, end = span.start + word.start(1), span.start + word.end(1)
