@@ -417,9 +417,7 @@ def zero_stage(config: Mapping) -> Any:
 
 def strict_bool(mapping: Mapping | None, key: str, default: bool) -> Any:
     """A boolean field of a pydantic section: True/False, or UNKNOWN for "auto"/invalid."""
-    if mapping is None:
-        return default
-    node = mapping.get(key)
+    node = mapping.get(key) if mapping is not None else None
     if node is None:
         return default
     if is_auto(node):
@@ -431,9 +429,7 @@ def strict_bool(mapping: Mapping | None, key: str, default: bool) -> Any:
 
 
 def strict_number(mapping: Mapping | None, key: str, default: Any, kind=lax_float) -> Any:
-    if mapping is None:
-        return default
-    node = mapping.get(key)
+    node = mapping.get(key) if mapping is not None else None
     if node is None:
         return default
     if is_auto(node):
