@@ -137,11 +137,11 @@ class _StubFinder(importlib.abc.MetaPathFinder):
 
     def find_spec(self, fullname, path=None, target=None):  # noqa: D102
         # A dotted name ("megatron.training") stubs a part that an installed package lacks.
-        top = next((n for n in self.names if "." in n and (fullname == n or fullname.startswith(n + "."))),
+        stubbed = next((n for n in self.names if "." in n and (fullname == n or fullname.startswith(n + "."))),
                    fullname.split(".", 1)[0])
-        if top not in self.names or _asked_by_find_spec():
+        if stubbed not in self.names or _asked_by_find_spec():
             return None
-        if fullname == top:
+        if fullname == stubbed:
             for finder in sys.meta_path:
                 if finder is self:
                     continue
@@ -151,9 +151,9 @@ class _StubFinder(importlib.abc.MetaPathFinder):
                     spec = None
                 if spec is not None:
                     return None  # the real module is installed: use it
-        elif not _is_stub(sys.modules.get(top)):
+        elif not _is_stub(sys.modules.get(stubbed)):
             return None
-        self.used.add(top)
+        self.used.add(stubbed)
         return importlib.machinery.ModuleSpec(fullname, _StubLoader(), is_package=True)
 
 
