@@ -26,8 +26,6 @@ that reference counting touches). benchmarks/run.py measures the effect.
 from __future__ import annotations
 
 import os
-import pickle
-import struct
 import sys
 from typing import TYPE_CHECKING, Callable
 
@@ -85,9 +83,14 @@ class Adoptable:
 
 
 # ---- the pipe: length-prefixed pickles ------------------------------------------------------
+# (pickle and struct are imported here, not at the top: every run imports this module to ask
+# whether to split, and a one-file pre-commit run should not pay for them)
 
 
 def _send(fd: int, payload) -> None:
+    import pickle
+    import struct
+
     data = pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL)
     view = memoryview(struct.pack("<Q", len(data)) + data)
     while view:
@@ -97,6 +100,9 @@ def _send(fd: int, payload) -> None:
 
 def _receive(fd: int):
     """The next message, or None when the worker is gone."""
+    import pickle
+    import struct
+
     head = _read_exactly(fd, 8)
     if head is None:
         return None
