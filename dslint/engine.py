@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from dslint.config import Settings
-from dslint.diagnostics import Diagnostic, Finding, Severity
+from dslint.diagnostics import Diagnostic, Finding, Related, Severity
 from dslint.discovery import Candidate, discover, matches
 from dslint.documents import Skipped, read_document
 from dslint.documents.model import DEEPSPEED, SCRIPT, TRAINING_JSON, TRAINING_YAML, Document, ParseProblem
@@ -342,6 +342,13 @@ class Engine:
         return uses
 
     def _run_rule(self, found: Rule, target, result: RunResult) -> list[Diagnostic]:
+        assumed = None
+        if found.consumers:
+            reader, program = _reader_of(target)
+            if reader is not None and reader not in found.consumers:
+                return []
+            if reader is not None and program is not None and not program.established:
+                assumed = program
         configured = self._configured_severity(found)
         out = []
         try:
@@ -349,6 +356,8 @@ class Engine:
                 finding = _onto_real_file(finding, target)
                 if finding is None:
                     continue
+                if assumed is not None:
+                    finding = _on_assumption(finding, assumed, found.severity)
                 # A `severity` setting wins; otherwise a finding may carry its own (e.g. an error
                 # when the consumer is known, a warning for a standalone file).
                 out.append(_diagnostic(found, configured or finding.severity or found.severity, finding))
@@ -420,6 +429,21 @@ def _onto_real_file(finding: Finding, target) -> Finding | None:
         fix=None,
         severity=getattr(finding, "severity", None),
     )
+
+
+def _reader_of(target) -> tuple[str | None, object]:
+    """(who reads it, the Consumer with its evidence) for a launch plan or a DeepSpeed use."""
+    plan = getattr(target, "launch", None) or (target if hasattr(target, "program") else None)
+    reader = getattr(target, "consumer", None)
+    return reader, getattr(plan, "program", None)
+
+
+def _on_assumption(finding: Finding, program, default: Severity) -> Finding:
+    """A finding about a reader that was guessed, not read from the program: never an error, never a fix."""
+    severity = min(finding.severity or default, Severity.WARNING)
+    return Finding(span=finding.span, message=finding.message,
+                   related=[*finding.related, Related(f"assumed: {program.assumption}")],
+                   fix=None, alternatives=[], severity=severity)
 
 
 def _relative(path: str, root: Path) -> str:

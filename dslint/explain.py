@@ -327,6 +327,7 @@ class Explanation:
     memory: Memory | None
     notes: list[str] = field(default_factory=list)
     plan: Any = None  # the LaunchPlan (not serialised)
+    program: Any = None  # who reads the launch's files, with its evidence (dslint.launch.consumer.Consumer)
 
     def to_dict(self) -> dict:
         return {
@@ -335,6 +336,7 @@ class Explanation:
             "line": self.line,
             "launcher": self.launcher,
             "consumer": self.consumer,
+            "program": self.program.to_dict() if self.program is not None else None,
             "entry": self.entry,
             "nodes": self.nodes.to_dict() if self.nodes else None,
             "processes_per_node": self.procs_per_node.to_dict() if self.procs_per_node else None,
@@ -482,7 +484,7 @@ class _Builder:
             kind=kind, path=path or plan.origin.path, line=line or 1, launcher=plan.launcher if plan.launcher != "yaml" else None,
             consumer=plan.consumer, entry=plan.entry, nodes=nodes, procs_per_node=procs, world_size=world,
             parallel=parallel, batch=batch, steps=steps, precision=precision, zero=zero, model=model, memory=memory,
-            notes=self.notes, plan=plan,
+            notes=self.notes, plan=plan, program=plan.program,
         )
 
     def _degree(self, names: tuple[str, ...], label: str, default_text: str) -> Value:

@@ -28,6 +28,7 @@ from typing import Any, Callable, Iterable, Iterator
 from dslint.diagnostics import Finding, Severity
 
 TARGETS = ("document", "deepspeed", "launch", "suppressions")
+READERS = ("hf", "accelerate", "swift", "llamafactory", "megatron", "deepspeed")
 ENTRY_POINT_GROUP = "dslint.rules"
 
 _CODE = re.compile(r"^[A-Z]{1,5}[0-9]{2,4}$")
@@ -44,6 +45,8 @@ class Rule:
     doc: str
     fixable: bool = False
     kinds: tuple[str, ...] = ()
+    # The readers (``LaunchPlan.consumer`` values) whose behaviour the rule states; empty: any.
+    consumers: tuple[str, ...] = ()
     origin: str = "dslint"  # entry-point name that registered it
 
     @property
@@ -61,14 +64,25 @@ def rule(
     target: str = "document",
     fixable: bool = False,
     kinds: Iterable[str] = (),
+    consumers: Iterable[str] = (),
 ):
-    """Declare a rule. Used as a decorator on the check function."""
+    """Declare a rule. Used as a decorator on the check function.
+
+    ``consumers``: the rule states what these readers of a launch do (``hf``, ``accelerate``,
+    ``swift``, ``llamafactory``, ``megatron``, ``deepspeed``). The engine runs it only on launches
+    (and DeepSpeed uses) read by one of them, or by nobody known; where the reader is assumed
+    rather than established from the program, the engine lowers an error to a warning, drops
+    the fix and says what was assumed.
+    """
     if not _CODE.match(code):
         raise ValueError(f"rule code {code!r} must look like ABC123")
     if not _NAME.match(name):
         raise ValueError(f"rule name {name!r} must be kebab-case")
     if target not in TARGETS:
         raise ValueError(f"rule target {target!r} must be one of {', '.join(TARGETS)}")
+    unknown = [c for c in consumers if c not in READERS]
+    if unknown:
+        raise ValueError(f"rule consumers {unknown} must be among {', '.join(READERS)}")
 
     def decorate(check: Callable) -> Rule:
         return Rule(
@@ -80,6 +94,7 @@ def rule(
             doc=inspect.cleandoc(check.__doc__ or ""),
             fixable=fixable,
             kinds=tuple(kinds),
+            consumers=tuple(consumers),
         )
 
     return decorate

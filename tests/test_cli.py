@@ -21,6 +21,7 @@ from click.testing import CliRunner
 
 from dslint import __version__
 from dslint.cli import main
+from programs import HF_TRAINER
 
 # train_batch_size 48 is not a multiple of 4 * 8: DS101 at 1:22 without any world size (safe fix).
 DS101_JSON = '{"train_batch_size": 48, "train_micro_batch_size_per_gpu": 4, "gradient_accumulation_steps": 8}\n'
@@ -643,6 +644,7 @@ def test_fix_only_fixes_and_reports_only_the_fixes(tmp_path):
 def test_cross_file_fix_through_the_command_line(tmp_path):
     write(tmp_path, {
         "train.sh": "torchrun --nproc_per_node 2 train.py --deepspeed ds.json --per_device_train_batch_size 2\n",
+        "train.py": HF_TRAINER,
         "ds.json": '{"train_micro_batch_size_per_gpu": 4, "zero_optimization": {"stage": 2}}\n',
     })
     proc = run(tmp_path, "check", "--fix", "train.sh", "--select", "DS301")

@@ -24,6 +24,7 @@ from dslint.config import Setting, Settings
 from dslint.documents import Skipped, read_document
 from dslint.engine import Engine
 from dslint.fix import fix_paths
+from programs import HF_TRAINER
 
 
 def _engine(root: Path, world: int | None = 8) -> Engine:
@@ -159,12 +160,27 @@ def test_a_file_with_a_syntax_error_is_never_fixed(tmp_path, monkeypatch):
 
 def test_a_fix_may_edit_the_file_a_script_names(tmp_path, monkeypatch):
     (tmp_path / "train.sh").write_text("torchrun --nproc_per_node 2 train.py --deepspeed ds.json --per_device_train_batch_size 2\n")
+    (tmp_path / "train.py").write_text(HF_TRAINER)
     (tmp_path / "ds.json").write_text('{"train_micro_batch_size_per_gpu": 4, "zero_optimization": {"stage": 2}}\n')
     monkeypatch.chdir(tmp_path)
     settings = Settings(root=tmp_path, select=["DS301"])
     outcome = fix_paths(lambda overrides: Engine(settings).lint_paths(["train.sh"], overrides), unsafe=False, write=True)
     assert [(path, code) for path, code, _ in outcome.applied] == [("ds.json", "DS301")]
     assert (tmp_path / "ds.json").read_text() == '{"train_micro_batch_size_per_gpu": "auto", "zero_optimization": {"stage": 2}}\n'
+
+
+def test_no_fix_rests_on_an_assumed_consumer(tmp_path, monkeypatch):
+    """Without train.py, HF Trainer is only assumed from --deepspeed: a warning that says so, and no fix."""
+    (tmp_path / "train.sh").write_text("torchrun --nproc_per_node 2 train.py --deepspeed ds.json --per_device_train_batch_size 2\n")
+    (tmp_path / "ds.json").write_text('{"train_micro_batch_size_per_gpu": 4, "zero_optimization": {"stage": 2}}\n')
+    monkeypatch.chdir(tmp_path)
+    result = Engine(Settings(root=tmp_path, select=["DS301"])).lint_paths(["."])
+    [found] = result.diagnostics
+    assert found.severity.label == "warning" and found.fix is None
+    assert any("assumed: assuming HF Trainer" in r.message and "train.py was not found" in r.message for r in found.related)
+    outcome = fix_paths(lambda overrides: Engine(Settings(root=tmp_path, select=["DS301"])).lint_paths(["."], overrides),
+                        unsafe=True, write=True)
+    assert outcome.applied == []
 
 
 def test_edits_from_several_findings_in_one_file_are_merged(tmp_path, monkeypatch):

@@ -41,6 +41,7 @@ from hypothesis import strategies as st
 from dslint.config import Settings
 from dslint.diagnostics import Severity
 from dslint.engine import Engine
+from programs import ACCELERATE_LOOP, DEEPSPEED_LOOP, HF_TRAINER
 from oracle_support import Deliberate, Obj, Style, Verdicts, has_duplicates, render, short, to_python
 
 pytestmark = pytest.mark.oracle
@@ -512,7 +513,7 @@ def test_deepspeed_config_oracle(ds_config_class, tmp_path_factory, request):
         if category == "hjson-syntax" and not style.hjson:
             style = Style(comments=("//",), trailing_commas=True)
         text = render(config, style)
-        work.write({"ds.json": text, "train.py": "", "run.sh": f"deepspeed --num_gpus {world} train.py --deepspeed --deepspeed_config ds.json\n"})
+        work.write({"ds.json": text, "train.py": DEEPSPEED_LOOP, "run.sh": f"deepspeed --num_gpus {world} train.py --deepspeed --deepspeed_config ds.json\n"})
         raised = ds_config_class(work.path / "ds.json", world)
         result = engine.lint_paths([str(work.path)])
         errors = _errors(result, DS_PARSE_RULES, _ds_parse_time)
@@ -694,7 +695,7 @@ def test_hf_trainer_oracle(hf_pipeline, tmp_path_factory, request):
         ("type", "WarmupLR"), ("params", Obj([("warmup_num_steps", 10)]))]))]), Style()))  # the deliberate "warmup-ratio"
     def run(case):
         world, flags, config, style = case
-        work.write({"ds.json": render(config, style), "train.py": "",
+        work.write({"ds.json": render(config, style), "train.py": HF_TRAINER,
                     "run.sh": f"torchrun --nproc_per_node {world} train.py --deepspeed ds.json {' '.join(flags)}\n"})
         raised = hf_pipeline(work.path / "ds.json", world, flags)
         errors = _errors(engine.lint_paths([str(work.path)]), HF_RULES)
@@ -822,7 +823,7 @@ def test_accelerate_oracle(accelerate_pipeline, tmp_path_factory, request):
     @given(case=accelerate_case())
     def run(case):
         processes, yaml_text, cli, config, style = case
-        files = {"acc.yaml": yaml_text, "train.py": "", "run.sh": f"accelerate launch --config_file acc.yaml {' '.join(cli)} train.py\n"}
+        files = {"acc.yaml": yaml_text, "train.py": ACCELERATE_LOOP, "run.sh": f"accelerate launch --config_file acc.yaml {' '.join(cli)} train.py\n"}
         if config is not None:
             files["ds.json"] = render(config, style)
         work.write(files)
@@ -953,7 +954,7 @@ def test_deepspeed_initialize_oracle(deepspeed_initialize, tmp_path_factory, req
     @given(case=init_case())
     def run(case):
         kind, config = case
-        work.write({"ds.json": render(config), "train.py": "", "run.sh": "deepspeed --num_gpus 1 train.py --deepspeed --deepspeed_config ds.json\n"})
+        work.write({"ds.json": render(config), "train.py": DEEPSPEED_LOOP, "run.sh": "deepspeed --num_gpus 1 train.py --deepspeed --deepspeed_config ds.json\n"})
         raised = deepspeed_initialize(to_python(config))
         errors = _errors(engine.lint_paths([str(work.path)]), INIT_RULES)
         verdicts.add(kind, short(config), errors, raised, info=config)

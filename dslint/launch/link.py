@@ -20,6 +20,7 @@ repository root, and the working directory. Nothing is executed.
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 from pathlib import Path
@@ -27,7 +28,11 @@ from typing import Callable
 
 from dslint.documents import Skipped, read_document
 from dslint.documents.model import ACCELERATE, DEEPSPEED, SCRIPT, TRAINING_JSON, TRAINING_YAML, Document, Mapping, Scalar
+from dslint.launch.consumer import (DEEPSPEED_READER, LABEL, LLAMAFACTORY, MEGATRON_SWIFT, SWIFT, UNKNOWN, Consumer,
+                                    of_console, of_module, resolve_program)
+from dslint.launch.consumer import read as read_consumer
 from dslint.launch.plan import Arg, LaunchPlan, Reference, Sourced
+from dslint.launch.pyprogram import Evidence
 from dslint.launch.presets import SWIFT_PRESETS, preset_text
 from dslint.source import SourceFile, Span
 from dslint.values import as_int
@@ -70,6 +75,7 @@ class Linker:
                 self.by_path[real] = doc
         self.loaded: list[Document] = []  # documents read because something links to them
         self.reached: set[int] = set()  # ids of DeepSpeed documents some plan uses
+        self.consumers: dict[str, Consumer] = {}  # real path of a program → what reading it showed
 
     # ---- files --------------------------------------------------------------------------
 
@@ -212,7 +218,7 @@ class Linker:
         if wrapped:
             plan.world_size = None
             plan.notes.append("the launch runs under srun/mpirun, which starts its own processes")
-        self._consumer(plan, launch)
+        self._consumer(plan, launch, base)
         self._deepspeed_reference(plan, base)
         plan.data_parallel = plan.world_size
         return plan
@@ -401,30 +407,50 @@ class Linker:
         plan.nodes = _env_int(plan.env, "NNODES") if "NNODES" in plan.env else Sourced(1, "NNODES is not set: one node", None, default=True)
         _world(plan)
 
-    def _consumer(self, plan: LaunchPlan, launch) -> None:
-        launcher = plan.launcher
-        if launcher in ("swift",):
-            plan.consumer = "swift"
-            return
-        if launcher == "megatron":
-            plan.consumer = "megatron"
-            return
-        if launcher == "llamafactory":
-            plan.consumer = "llamafactory"
-            return
-        program = (launch.program.value or "") if launch.program is not None else ""
-        if program.endswith(("swift/cli/sft.py", "swift/cli/pt.py", "swift/cli/rlhf.py")):
-            plan.consumer = "swift"
-        elif program.endswith(("src/train.py", "llamafactory/launcher.py")) and plan.training_config is not None:
-            plan.consumer = "llamafactory"
-        elif "deepspeed_config" in plan.args:
-            plan.consumer = "deepspeed"
-        elif "deepspeed" in plan.args and plan.args["deepspeed"].value is not True:
-            plan.consumer = "hf"
-        elif launcher == "accelerate":
-            plan.consumer = "accelerate"
-        elif launcher == "deepspeed":
-            plan.consumer = "deepspeed"
+    def _consumer(self, plan: LaunchPlan, launch, base: Path) -> None:
+        """Who reads this launch's files: the program, read statically; else a guess from the flags."""
+        consumer = self._identify(plan, launch, base)
+        if not consumer.established:
+            guess, why = _guess_consumer(plan, launch)
+            if guess is not None:
+                consumer.assumption = f"assuming {LABEL[guess]} ({why}): {consumer.assumption}"
+                plan.consumer = DEEPSPEED_READER.get(guess)
+        else:
+            plan.consumer = consumer.deepspeed_reader
+        plan.program = consumer
+
+    def _identify(self, plan: LaunchPlan, launch, base: Path) -> Consumer:
+        where = _where(plan.span)
+        line = plan.span.source.position(plan.span.start)[0]
+        seen = Evidence(plan.origin.path, line, f"runs {plan.entry or plan.launcher}")
+        console = {"swift": SWIFT, "megatron": MEGATRON_SWIFT, "llamafactory": LLAMAFACTORY}.get(plan.launcher)
+        if console is not None:
+            return of_console(console, plan.entry or plan.launcher, seen)
+        word = launch.program
+        if word is None:
+            return Consumer(UNKNOWN, False, assumption=f"the launch at {where} names no program")
+        if word.value is None:
+            return Consumer(UNKNOWN, False, program=word.raw,
+                            assumption=f"the program `{word.raw}` is only known at run time")
+        raw = word.value
+        root = self._root(base)
+        path = resolve_program(raw, launch.module, base, root, self.cwd)
+        if path is None:
+            if launch.module:
+                known = of_module(raw, seen)
+                if known is not None:
+                    return known
+                return Consumer(UNKNOWN, False, program=raw,
+                                assumption=f"the module {raw} is not in the repository")
+            return Consumer(UNKNOWN, False, program=raw, assumption=f"{raw} was not found")
+        key = os.path.realpath(path)
+        if key not in self.consumers:
+            self.consumers[key] = read_consumer(path, root, lambda p: _display(p, self.cwd))
+        return copy.copy(self.consumers[key])
+
+    def _root(self, base: Path) -> Path | None:
+        root = _repository_root(base)
+        return None if root == Path(root.anchor or "/") else root
 
     def _deepspeed_reference(self, plan: LaunchPlan, base: Path) -> None:
         if plan.deepspeed is not None:
@@ -464,6 +490,24 @@ class Linker:
         self._deepspeed_reference(plan, Path(doc.path).parent)
         plan.notes.append("no launch script reaches this config: the world size is unknown")
         return plan
+
+
+def _guess_consumer(plan: LaunchPlan, launch) -> tuple[str | None, str]:
+    """The consumer the flags suggest when the program itself says nothing: (kind, why)."""
+    program = (launch.program.value or "") if launch.program is not None else ""
+    if program.endswith(("swift/cli/sft.py", "swift/cli/pt.py", "swift/cli/rlhf.py")):
+        return SWIFT, f"the program is {program}"
+    if program.endswith(("src/train.py", "llamafactory/launcher.py")) and plan.training_config is not None:
+        return LLAMAFACTORY, f"{program} is given a training config"
+    if "deepspeed_config" in plan.args:
+        return "deepspeed", "--deepspeed_config is deepspeed.add_config_arguments' flag"
+    if "deepspeed" in plan.args and plan.args["deepspeed"].value is not True:
+        return "hf", "--deepspeed with a value is TrainingArguments' flag"
+    if plan.launcher == "accelerate":
+        return "accelerate", "accelerate launch"
+    if plan.launcher == "deepspeed":
+        return "deepspeed", "the deepspeed launcher"
+    return None, ""
 
 
 class _YamlEnv:

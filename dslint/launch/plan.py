@@ -92,6 +92,9 @@ class LaunchPlan:
     launcher_args: dict[str, Arg] = field(default_factory=dict)
     references: list[Reference] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # assumptions a rule may repeat
+    # Who reads the launch's files and the evidence (dslint.launch.consumer.Consumer); ``consumer``
+    # above is its DeepSpeed-reader role, or a guess from the flags when this is not established.
+    program: Any = None
 
     def arg(self, *names: str) -> Arg | None:
         for name in names:

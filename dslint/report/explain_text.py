@@ -64,6 +64,14 @@ def render_one(e: Explanation) -> str:
     who = CONSUMERS.get(e.consumer or "", e.consumer or "unknown consumer")
     launcher = f"launcher {e.launcher}, " if e.launcher else ""
     lines.append(f"{e.path}:{e.line}: {title} ({launcher}read by {who})")
+    program = e.program
+    if program is not None and not (program.established and program.program == e.entry):  # `swift sft` is its own proof
+        if program.established:
+            lines.append(_line("program", f"{program.program}: {program.label}"))
+            for evidence in program.evidence:
+                lines.append(_more(evidence.describe()))
+        else:
+            lines.append(_line("program", f"not established: {program.assumption}"))
 
     # world
     if e.world_size is not None:

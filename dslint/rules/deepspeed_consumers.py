@@ -14,7 +14,7 @@ from dslint.rules import _deepspeed as ds
 from dslint.source import Span
 
 
-@rule("DS250", "zero-section-required", severity="error", target="deepspeed", fixable=True)
+@rule("DS250", "zero-section-required", severity="error", target="deepspeed", fixable=True, consumers=("hf", "accelerate", "swift", "llamafactory"))
 def zero_section_required(use, context):
     """HF Trainer and accelerate refuse a DeepSpeed config without a `zero_optimization` section.
 
@@ -53,7 +53,7 @@ def zero_section_required(use, context):
     )
 
 
-@rule("DS251", "hjson-syntax-for-json-reader", severity="error", target="deepspeed")
+@rule("DS251", "hjson-syntax-for-json-reader", severity="error", target="deepspeed", consumers=("hf", "accelerate", "swift", "llamafactory"))
 def hjson_syntax_for_json_reader(use, context):
     """hjson-only syntax (comments, trailing commas, quoteless values) in a config HF, accelerate or ms-swift read with `json`.
 

@@ -96,7 +96,7 @@ def _ds_value(config: Mapping, dotted: str):
     return node
 
 
-@rule("DS301", "hf-config-mismatch", severity="error", target="deepspeed", fixable=True)
+@rule("DS301", "hf-config-mismatch", severity="error", target="deepspeed", fixable=True, consumers=("hf", "swift", "llamafactory"))
 def hf_config_mismatch(use, context):
     """An explicit DeepSpeed value differs from the training argument HF Trainer compares it with.
 
@@ -294,7 +294,7 @@ _AUTO_UNDER_DEEPSPEED = {
 }
 
 
-@rule("DS302", "auto-under-deepspeed", severity="error", target="deepspeed")
+@rule("DS302", "auto-under-deepspeed", severity="error", target="deepspeed", consumers=("deepspeed",))
 def auto_under_deepspeed(use, context):
     """A value is `"auto"` in a config that plain DeepSpeed reads: nobody fills it in.
 
@@ -474,7 +474,7 @@ def deepspeed_ignores_visible_devices(plan, context):
         )
 
 
-@rule("DS306", "swift-device-map", severity="error", target="launch")
+@rule("DS306", "swift-device-map", severity="error", target="launch", consumers=("swift",))
 def swift_device_map(plan, context):
     """ms-swift's visible devices and NPROC_PER_NODE disagree.
 
@@ -533,7 +533,7 @@ def swift_device_map(plan, context):
             )
 
 
-@rule("DS307", "llamafactory-deepspeed-single-process", severity="error", target="launch")
+@rule("DS307", "llamafactory-deepspeed-single-process", severity="error", target="launch", consumers=("llamafactory",))
 def llamafactory_deepspeed_single_process(plan, context):
     """LLaMA-Factory with DeepSpeed on one process: it refuses to start.
 
@@ -749,7 +749,7 @@ def accelerate_processes(plan, context):
         )
 
 
-@rule("DS311", "swift-config-flag", severity="error", target="launch", fixable=True)
+@rule("DS311", "swift-config-flag", severity="error", target="launch", fixable=True, consumers=("swift", "megatron"))
 def swift_config_flag(plan, context):
     """ms-swift is given `--config file.yaml`: it takes the config file as the first argument.
 
@@ -804,7 +804,7 @@ def swift_config_flag(plan, context):
             )
 
 
-@rule("DS312", "swift-tuner-flag", severity="warning", target="launch", fixable=True)
+@rule("DS312", "swift-tuner-flag", severity="warning", target="launch", fixable=True, consumers=("swift", "megatron"))
 def swift_tuner_flag(plan, context):
     """An ms-swift tuner flag from another ms-swift generation (`--sft_type`, `--train_type`, `--tuner_type`).
 

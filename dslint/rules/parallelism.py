@@ -411,7 +411,7 @@ def sequence_parallel_without_tp(plan, context):
 # ---- DeepSpeed sequence parallelism ------------------------------------------------------------
 
 
-@rule("DS415", "deepspeed-sequence-parallel", severity="error", target="deepspeed", fixable=True)
+@rule("DS415", "deepspeed-sequence-parallel", severity="error", target="deepspeed", fixable=True, consumers=("hf", "swift", "llamafactory"))
 def deepspeed_sequence_parallel(use, context):
     """DeepSpeed's `sequence_parallel_size` against the world size and HF's batch arithmetic.
 

@@ -194,7 +194,7 @@ def _megatron_core_space():
     return arg_space(newest.schema_name, ("megatron-sft",))
 
 
-@rule("DS701", "unknown-training-argument", severity="error", target="launch", fixable=True)
+@rule("DS701", "unknown-training-argument", severity="error", target="launch", fixable=True, consumers=("hf", "swift", "llamafactory", "megatron"))
 def unknown_training_argument(plan, context):
     """A training argument the consumer's parser does not have in the version in use.
 
@@ -333,7 +333,7 @@ def _cli_convert(prop: dict, token: str):
     return True, token
 
 
-@rule("DS702", "training-value-type", severity="error", target="launch", fixable=True)
+@rule("DS702", "training-value-type", severity="error", target="launch", fixable=True, consumers=("hf", "swift", "llamafactory", "megatron"))
 def training_value_type(plan, context):
     """A training argument's value is not of the type the consumer reads it as (YAML 1.1 traps included).
 
@@ -439,7 +439,7 @@ def _float_text(raw: str) -> str:
     return f"{mantissa}e{exponent}"
 
 
-@rule("DS703", "yaml11-scalar-trap", severity="error", target="launch", fixable=True)
+@rule("DS703", "yaml11-scalar-trap", severity="error", target="launch", fixable=True, consumers=("hf", "swift", "llamafactory", "megatron"))
 def yaml11_scalar_trap(plan, context):
     """A plain YAML scalar that YAML 1.1 reads as something else: `no` → false, `010` → 8.
 
@@ -514,7 +514,7 @@ def yaml11_scalar_trap(plan, context):
                           fix=fix, severity=Severity.WARNING)
 
 
-@rule("DS704", "list-as-comma-string", severity="warning", target="launch", fixable=True)
+@rule("DS704", "list-as-comma-string", severity="warning", target="launch", fixable=True, consumers=("hf", "swift", "llamafactory", "megatron"))
 def list_as_comma_string(plan, context):
     """A list argument given as one comma-separated string where the parser wants several tokens.
 
@@ -565,7 +565,7 @@ def list_as_comma_string(plan, context):
                       f"single item '{value}'", fix=fix)
 
 
-@rule("DS705", "invalid-training-choice", severity="error", target="launch", fixable=True)
+@rule("DS705", "invalid-training-choice", severity="error", target="launch", fixable=True, consumers=("hf", "swift", "llamafactory", "megatron"))
 def invalid_training_choice(plan, context):
     """A training argument's value is not one of the choices the consumer accepts.
 
@@ -689,7 +689,7 @@ def _arg_related(arg) -> Related:
     return Related(f"{arg.name} = {arg.value!r} ({arg.origin})", arg.span)
 
 
-@rule("DS710", "fsdp-with-deepspeed", severity="error", target="launch")
+@rule("DS710", "fsdp-with-deepspeed", severity="error", target="launch", consumers=("hf", "swift", "llamafactory", "megatron"))
 def fsdp_with_deepspeed(plan, context):
     """`--fsdp` and `--deepspeed` together: the Trainer refuses to start.
 
@@ -729,7 +729,7 @@ def _consumer_default(ctx: _Context, name: str):
     return found[1].get("default") if found else None
 
 
-@rule("DS711", "load-best-strategy-mismatch", severity="error", target="launch")
+@rule("DS711", "load-best-strategy-mismatch", severity="error", target="launch", consumers=("hf", "swift", "llamafactory", "megatron"))
 def load_best_strategy_mismatch(plan, context):
     """`load_best_model_at_end` with evaluation and save schedules that cannot line up.
 
@@ -807,7 +807,7 @@ def load_best_strategy_mismatch(plan, context):
                       related=related + [ctx.version_related()])
 
 
-@rule("DS712", "eval-without-dataset", severity="error", target="launch")
+@rule("DS712", "eval-without-dataset", severity="error", target="launch", consumers=("llamafactory",))
 def eval_without_dataset(plan, context):
     """LLaMA-Factory evaluation with no evaluation data.
 
@@ -860,7 +860,7 @@ def eval_without_dataset(plan, context):
                       related=[ctx.version_related()], severity=_severity(certain))
 
 
-@rule("DS713", "incompatible-with-zero3", severity="error", target="launch")
+@rule("DS713", "incompatible-with-zero3", severity="error", target="launch", consumers=("llamafactory",))
 def incompatible_with_zero3(plan, context):
     """LLaMA-Factory options it rejects under DeepSpeed ZeRO-3.
 
@@ -988,7 +988,7 @@ def _deepspeed_before_fix(plan, context):
             f" (set deepspeed-version if you run {_REENTRANT_FIXED_IN} or later)")
 
 
-@rule("DS722", "zero3-non-reentrant-checkpointing", severity="error", target="launch", fixable=True)
+@rule("DS722", "zero3-non-reentrant-checkpointing", severity="error", target="launch", fixable=True, consumers=("hf", "swift", "llamafactory", "megatron"))
 def zero3_non_reentrant_checkpointing(plan, context):
     """Non-reentrant gradient checkpointing with frozen weights under ZeRO-3 crashes in the first backward (DeepSpeed before 0.19.3).
 
@@ -1125,7 +1125,7 @@ def zero3_non_reentrant_checkpointing(plan, context):
 CONFIG_SUFFIXES = (".yaml", ".yml", ".json")
 
 
-@rule("DS720", "config-file-not-read", severity="error", target="launch")
+@rule("DS720", "config-file-not-read", severity="error", target="launch", consumers=("hf", "swift", "llamafactory", "megatron"))
 def config_file_not_read(plan, context):
     """A training config file the consumer will not read as a config, in the version in use.
 

@@ -115,7 +115,7 @@ _FILLED = {
 }
 
 
-@rule("DS221", "zero-auto-not-filled", severity="error", target="deepspeed")
+@rule("DS221", "zero-auto-not-filled", severity="error", target="deepspeed", consumers=("hf", "accelerate", "swift", "llamafactory"))
 def zero_auto_not_filled(use, context):
     """A ZeRO setting is `"auto"`, but neither HF Trainer nor accelerate fills that key.
 
@@ -276,7 +276,7 @@ def zero3_value_defeats_purpose(use, context):
 _GATHER = ("stage3_gather_16bit_weights_on_model_save", "gather_16bit_weights_on_model_save", "stage3_gather_fp16_weights_on_model_save")
 
 
-@rule("DS223", "zero3-16bit-save-disabled", severity="warning", target="deepspeed", fixable=True)
+@rule("DS223", "zero3-16bit-save-disabled", severity="warning", target="deepspeed", fixable=True, consumers=("hf", "accelerate", "swift", "llamafactory"))
 def zero3_16bit_save_disabled(use, context):
     """ZeRO-3 under HF Trainer or accelerate without `stage3_gather_16bit_weights_on_model_save: true`: no model weights are saved.
 

@@ -1,0 +1,324 @@
+"""Who reads a launch's files, with the file and line that prove it.
+
+A launch names a program: a console entry point (``swift sft``, ``llamafactory-cli train``,
+``megatron sft``), a Python file (``deepspeed train.py``), or a module (``python -m pkg.train``,
+``deepspeed --module openrlhf.cli.train_sft``). The program decides how the DeepSpeed config
+and the training arguments are read: HF Trainer fills ``"auto"`` and compares values with
+TrainingArguments, a plain ``deepspeed.initialize`` loop fills nothing, a Hydra app reads its
+YAML with OmegaConf. So the program is read (statically, ``dslint.launch.pyprogram``) and
+classified, and the verdict keeps its evidence:
+
+- *established*: the program was read and shows its kind (``train.py:40 calls
+  transformers.Trainer``), or the launcher is the program (``swift sft``), or it is a module of
+  a known package (``-m openrlhf.cli.train_sft``);
+- *assumed*: the program is outside the repository, missing, unreadable, or shows nothing
+  recognisable; the kind is then guessed from the flags (``--deepspeed cfg.json`` suggests HF
+  Trainer) and rules that depend on it say less (``Consumer.assumption``).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from dslint.launch.pyprogram import ArgDef, Evidence, Program, dataclass_fields, module_file, read_program
+
+# Consumer kinds, and who among the DeepSpeed readers each one is (``LaunchPlan.consumer``).
+HF, TRL, ACCELERATE, DEEPSPEED = "hf", "trl", "accelerate", "deepspeed"
+LLAMAFACTORY, SWIFT, MEGATRON_SWIFT, MEGATRON_DS = "llamafactory", "swift", "megatron-swift", "megatron-deepspeed"
+AXOLOTL, OPENRLHF, HYDRA, INFERENCE, UNKNOWN = "axolotl", "openrlhf", "hydra", "inference", "unknown"
+
+DEEPSPEED_READER = {
+    HF: "hf", TRL: "hf", AXOLOTL: "hf", ACCELERATE: "accelerate", DEEPSPEED: "deepspeed",
+    MEGATRON_DS: "deepspeed", LLAMAFACTORY: "llamafactory", SWIFT: "swift", MEGATRON_SWIFT: "megatron",
+}
+LABEL = {
+    HF: "HF Trainer", TRL: "a TRL trainer", ACCELERATE: "an accelerate Accelerator loop",
+    DEEPSPEED: "a plain deepspeed.initialize loop", LLAMAFACTORY: "LLaMA-Factory", SWIFT: "ms-swift",
+    MEGATRON_SWIFT: "Megatron-SWIFT", MEGATRON_DS: "Megatron-DeepSpeed", AXOLOTL: "axolotl", OPENRLHF: "OpenRLHF",
+    HYDRA: "a Hydra/OmegaConf app", INFERENCE: "inference or evaluation only", UNKNOWN: "an unknown program",
+}
+
+#: Modules of installed packages that are programs of a known kind (``python -m`` / ``--module``).
+KNOWN_MODULES: tuple[tuple[str, str], ...] = (
+    ("swift.cli._megatron", MEGATRON_SWIFT), ("swift.megatron", MEGATRON_SWIFT), ("swift.cli", SWIFT),
+    ("swift.llm", SWIFT), ("llamafactory", LLAMAFACTORY), ("llmtuner", LLAMAFACTORY), ("trl.scripts", TRL),
+    ("trl.cli", TRL), ("trl", TRL), ("axolotl.cli", AXOLOTL), ("openrlhf.cli", OPENRLHF), ("verl", HYDRA),
+    ("vllm.entrypoints", INFERENCE), ("lm_eval", INFERENCE), ("sglang.launch_server", INFERENCE),
+)
+
+# What a program's qualified names say, strongest first: (kind, prefixes). A program that
+# builds a trainer is that trainer's, whatever else it imports; `deepspeed.initialize` counts
+# only when no trainer or Accelerator owns the engine.
+_TRAINERS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    (LLAMAFACTORY, ("llamafactory.train", "llamafactory.launcher", "llamafactory.cli", "llamafactory.run_exp",
+                    "llmtuner.run_exp", "llmtuner.train", "llmtuner.tuner")),
+    (MEGATRON_SWIFT, ("swift.megatron",)),
+    (SWIFT, ("swift.llm.sft_main", "swift.llm.pt_main", "swift.llm.rlhf_main", "swift.llm.SftArguments",
+             "swift.llm.TrainArguments", "swift.llm.RLHFArguments", "swift.cli", "swift.llm.train")),
+    (AXOLOTL, ("axolotl.cli", "axolotl.train")),
+    (OPENRLHF, ("openrlhf.cli", "openrlhf.trainer")),
+)
+_HF_NAMES = ("transformers.Trainer", "transformers.Seq2SeqTrainer", "transformers.trainer.Trainer",
+             "transformers.trainer_seq2seq.Seq2SeqTrainer")
+_HF_ARGS = ("transformers.TrainingArguments", "transformers.Seq2SeqTrainingArguments", "transformers.HfArgumentParser",
+            "transformers.training_args.TrainingArguments", "transformers.hf_argparser.HfArgumentParser")
+_MEGATRON = ("megatron.training.pretrain", "megatron.training", "megatron.initialize", "megatron.get_args",
+             "megatron.core", "megatron.model", "megatron.training.get_args")
+_INFERENCE_CALLS = ("deepspeed.init_inference", "vllm.LLM", "vllm.SamplingParams", "transformers.pipeline",
+                    "transformers.TextGenerationPipeline")
+_TRAINING_METHODS = ("backward", "train", "training_step", "step")
+
+
+@dataclass
+class Consumer:
+    """Who reads a launch's DeepSpeed config and training arguments, and how sure dslint is."""
+
+    kind: str
+    established: bool
+    evidence: list[Evidence] = field(default_factory=list)
+    program: str | None = None  # the entry as resolved: a file path, a module or a console command
+    assumption: str | None = None  # when not established: what was assumed, and why
+    facts: Program | None = None  # what the entry program (and its project imports) showed
+    config_system: Evidence | None = None  # Hydra/OmegaConf use: YAML is read with OmegaConf's rules
+
+    @property
+    def label(self) -> str:
+        return LABEL.get(self.kind, self.kind)
+
+    @property
+    def deepspeed_reader(self) -> str | None:
+        return DEEPSPEED_READER.get(self.kind)
+
+    def describe(self) -> str:
+        if self.established:
+            proof = "; ".join(e.describe() for e in self.evidence[:2])
+            return f"{self.label} ({proof})" if proof else self.label
+        return f"{self.label}, assumed: {self.assumption}" if self.assumption else self.label
+
+    def to_dict(self) -> dict:
+        return {
+            "kind": self.kind,
+            "label": self.label,
+            "established": self.established,
+            "program": self.program,
+            "evidence": [{"path": e.path, "line": e.line, "text": e.text} for e in self.evidence],
+            "assumption": self.assumption,
+            "config_reader": "omegaconf" if self.config_system is not None else None,
+        }
+
+
+def of_console(kind: str, command: str, evidence: Evidence) -> Consumer:
+    """A launcher that is the program itself (``swift sft``, ``llamafactory-cli``)."""
+    return Consumer(kind, True, [evidence], program=command)
+
+
+def of_module(name: str, evidence: Evidence) -> Consumer | None:
+    """A module of an installed package whose kind is known."""
+    for prefix, kind in KNOWN_MODULES:
+        if name == prefix or name.startswith(prefix + "."):
+            return Consumer(kind, True, [Evidence(evidence.path, evidence.line, f"runs the module {name}")], program=name)
+    return None
+
+
+def classify(program: Program) -> Consumer:
+    """The kind of a program from what it uses, with the evidence for it."""
+    facts = program
+    hydra = facts.first_use("hydra.main", "hydra.compose", "hydra.initialize", "hydra.initialize_config_dir",
+                            "omegaconf.OmegaConf.load", "omegaconf.OmegaConf.merge", "omegaconf.OmegaConf.from_cli")
+    # Used to be an attribute call on an alias (`OmegaConf.load`): the qualified name is under omegaconf.
+    if hydra is None:
+        hydra = facts.first_use("omegaconf.OmegaConf")
+
+    def found(kind: str, *evidence: Evidence | None) -> Consumer:
+        proof = [e for e in evidence if e is not None]
+        return Consumer(kind, True, proof, program=program.entry, facts=program, config_system=hydra)
+
+    for kind, prefixes in _TRAINERS:
+        evidence = facts.first_use(*prefixes)
+        if evidence is not None:
+            return found(kind, evidence)
+    trl = _trl_evidence(facts)
+    if trl is not None:
+        return found(TRL, trl)
+    hf = facts.derives_from("transformers.Trainer") or facts.derives_from("transformers.Seq2SeqTrainer") \
+        or facts.first_use(*_HF_NAMES)
+    if hf is not None:
+        return found(HF, hf, facts.first_use(*_HF_ARGS))
+    megatron = facts.first_use(*_MEGATRON)
+    if megatron is not None:
+        # Megatron-LM and Megatron-DeepSpeed share the package name; either way the engine is
+        # built by Megatron's own training loop, which hands DeepSpeed the config as a path.
+        return found(MEGATRON_DS, megatron, facts.first_use("deepspeed.initialize"))
+    initialize = facts.first_use("deepspeed.initialize")
+    accelerator = facts.first_use("accelerate.Accelerator")
+    if accelerator is not None:
+        return found(ACCELERATE, accelerator)
+    if initialize is not None:
+        return found(DEEPSPEED, initialize)
+    hf_args = facts.first_use(*_HF_ARGS)
+    inference = facts.first_use(*_INFERENCE_CALLS) or facts.method_calls.get("generate")
+    trains = any(m in facts.method_calls for m in ("backward",))
+    if hydra is not None and (hf_args is None):
+        if inference is not None and not trains:
+            consumer = found(INFERENCE, inference)
+            return consumer
+        return found(HYDRA, hydra)
+    if inference is not None and not trains and hf_args is None:
+        return found(INFERENCE, inference)
+    reason = "shows no trainer, Accelerator, deepspeed.initialize or known framework"
+    if program.truncated:
+        reason += f" within {len(program.files)} files"
+    return Consumer(UNKNOWN, False, [], program=program.entry, facts=program,
+                    assumption=f"{program.entry} {reason}", config_system=hydra)
+
+
+def _trl_evidence(facts: Program) -> Evidence | None:
+    """A TRL trainer, config or parser the program uses (an import of other TRL helpers is not enough)."""
+    for name, evidence in sorted(facts.uses.items(), key=lambda item: (item[1].path, item[1].line)):
+        last = name.rsplit(".", 1)[-1]
+        if name.startswith("trl.") and (last.endswith(("Trainer", "Config")) or last == "TrlParser"):
+            return evidence
+    for base, evidence in facts.subclasses.items():
+        if base.startswith("trl."):
+            return evidence
+    return None
+
+
+# --------------------------------------------------------------------------------------------
+# Resolving a launch's program
+# --------------------------------------------------------------------------------------------
+
+
+def resolve_program(raw: str, module: bool, base: Path, repo_root: Path | None, cwd: Path) -> Path | None:
+    """The file a launch's program word names, looked up as the linker looks up files."""
+    if module:
+        roots = [base]
+        directory = base
+        while repo_root is not None and directory != repo_root and repo_root in directory.parents:
+            directory = directory.parent
+            roots.append(directory)
+        if repo_root is not None:
+            roots += [repo_root, repo_root / "src"]
+        roots.append(cwd)
+        found = module_file(raw, roots)
+        if found is not None and found.name == "__init__.py" and (found.parent / "__main__.py").is_file():
+            return found.parent / "__main__.py"
+        return found
+    if os.path.isabs(raw):
+        path = Path(raw)
+        return path if path.is_file() else None
+    directory = base
+    candidates = [base / raw]
+    while repo_root is not None and directory != repo_root and repo_root in directory.parents:
+        directory = directory.parent
+        candidates.append(directory / raw)
+    candidates.append(cwd / raw)
+    for candidate in candidates:
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def read(path: Path, repo_root: Path | None, display) -> Consumer:
+    """Read and classify a program file."""
+    if path.suffix not in (".py", "") and not path.name.endswith(".py"):
+        return Consumer(UNKNOWN, False, program=display(path), assumption=f"{display(path)} is not a Python program")
+    program = read_program(path, repo_root, display)
+    if program is None:
+        return Consumer(UNKNOWN, False, program=display(path),
+                        assumption=f"{display(path)} could not be read as Python")
+    return classify(program)
+
+
+# --------------------------------------------------------------------------------------------
+# The arguments a program's own parsers accept
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class ProgramArguments:
+    """The union of the parsers a program runs over its command line.
+
+    ``schemas``: generated schemas that apply whole (``transformers:TrainingArguments``,
+    ``trl:SFTConfig``); ``own``: flags and fields the project defines; ``complete``: every
+    parser is known and none tolerates unknown flags, so a flag none of them has is an error
+    of the parser (argparse exits with "unrecognized arguments", HfArgumentParser raises).
+    """
+
+    schemas: list[str] = field(default_factory=list)
+    own: dict[str, ArgDef] = field(default_factory=dict)
+    complete: bool = True
+    evidence: list[Evidence] = field(default_factory=list)
+    unresolved: list[str] = field(default_factory=list)  # dataclasses dslint could not see
+
+    def accepts(self, name: str) -> bool:
+        return name in self.own
+
+
+_EXTERNAL_DATACLASSES = {
+    "transformers.TrainingArguments": "transformers:TrainingArguments",
+    "transformers.Seq2SeqTrainingArguments": "transformers:Seq2SeqTrainingArguments",
+    "transformers.training_args.TrainingArguments": "transformers:TrainingArguments",
+}
+
+
+def program_arguments(consumer: Consumer) -> ProgramArguments | None:
+    """What the program's parsers accept; None when it runs none dslint could see."""
+    facts = consumer.facts
+    if facts is None or (not facts.parsers and not facts.argparse):
+        return None
+    out = ProgramArguments()
+    for definition in facts.argparse:
+        out.own.setdefault(definition.name, definition)
+    for parser in facts.parsers:
+        out.evidence.append(parser.evidence)
+        if parser.tolerant:
+            out.complete = False
+        for name in parser.classes:
+            schema = _EXTERNAL_DATACLASSES.get(name)
+            if schema is None and name.startswith("trl.") and name.endswith("Config"):
+                schema = f"trl:{name.rsplit('.', 1)[-1]}"
+            if schema is not None:
+                out.schemas.append(schema)
+                continue
+            fields = dataclass_fields(facts, name)
+            if fields is None:
+                out.unresolved.append(name)
+                out.complete = False
+                continue
+            cls = facts.classes.get(name.rsplit(".", 1)[-1])
+            for base in _external_bases(facts, cls):
+                schema = _EXTERNAL_DATACLASSES.get(base)
+                if schema is None and base.startswith("trl.") and base.endswith("Config"):
+                    schema = f"trl:{base.rsplit('.', 1)[-1]}"
+                if schema is not None:
+                    out.schemas.append(schema)
+                elif "." in base and not base.startswith(".") and base not in ("object",):
+                    out.unresolved.append(base)
+                    out.complete = False
+            for definition in fields:
+                out.own.setdefault(definition.name, definition)
+    if facts.parsers and not any(p.kind in ("hf", "trl") for p in facts.parsers) and not facts.argparse:
+        out.complete = False
+    if facts.truncated or facts.unreadable:
+        out.complete = False
+    return out
+
+
+def _external_bases(facts: Program, cls, seen: frozenset = frozenset()) -> list[str]:
+    if cls is None or cls.name in seen:
+        return []
+    out = []
+    for base in cls.qualified_bases:
+        local = facts.classes.get(base.rsplit(".", 1)[-1])
+        if local is not None and local is not cls:
+            out += _external_bases(facts, local, seen | {cls.name})
+        elif base not in ("object", "?"):
+            out.append(base)
+    return out
+
+
+__all__ = ["Consumer", "ProgramArguments", "classify", "of_console", "of_module", "program_arguments", "read",
+           "resolve_program", "DEEPSPEED_READER", "LABEL"]

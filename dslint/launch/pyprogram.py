@@ -1,0 +1,526 @@
+"""Python programs read statically: what they import, call, subclass, decorate and parse.
+
+Nothing is imported or executed. Each file is read with ``ast``; names are resolved through
+the file's own imports to qualified names (``T`` → ``transformers.Trainer``), and the
+project's own modules that a program imports are read too, a few levels deep, so that a
+``train.py`` that only calls ``from src.train import main`` is still understood.
+
+What comes out is facts with their file and line (``Evidence``): the qualified names a
+program uses, the classes it defines and what they derive from, and the command-line flags
+and dataclass fields its own parsers accept. ``dslint.launch.consumer`` turns these facts
+into a verdict about who reads a launch's files.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Iterator
+
+#: How far the project's own imports are followed from the entry program, and how much is read.
+MAX_DEPTH = 3
+MAX_FILES = 40
+MAX_FILE_BYTES = 1_000_000
+
+MISSING = object()  # a flag or field without a default the reader could see
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """A fact about a program and where it was seen."""
+
+    path: str  # as displayed (relative to the working directory)
+    line: int
+    text: str  # what was seen, e.g. "calls deepspeed.initialize"
+
+    def where(self) -> str:
+        return f"{self.path}:{self.line}"
+
+    def describe(self) -> str:
+        return f"{self.text} ({self.where()})"
+
+
+@dataclass
+class ArgDef:
+    """One command-line flag or dataclass field that a project's own parser accepts."""
+
+    name: str  # canonical: no leading dashes, '-' → '_'
+    type: str | None  # int | float | bool | str | list | None (not statically known)
+    default: Any  # the literal default, or MISSING
+    evidence: Evidence
+    choices: tuple | None = None
+    flag: bool = False  # store_true/store_false: takes no value
+
+
+@dataclass
+class ParserUse:
+    """A parser the program runs over its command line (or a config file)."""
+
+    kind: str  # "argparse" | "hf" (HfArgumentParser) | "trl" (TrlParser)
+    evidence: Evidence
+    # Dataclasses given to HfArgumentParser / TrlParser, as qualified names; project ones are
+    # resolved to their fields through ``Program.dataclasses``.
+    classes: tuple[str, ...] = ()
+    tolerant: bool = False  # parse_known_args / return_remaining_strings: unknown flags pass
+
+
+@dataclass
+class ClassDef:
+    name: str
+    qualified_bases: tuple[str, ...]
+    fields: list[ArgDef]
+    is_dataclass: bool
+    evidence: Evidence
+
+
+@dataclass
+class Program:
+    """Everything read from an entry program and the project modules it imports."""
+
+    entry: str  # display path of the entry file
+    files: list[str] = field(default_factory=list)  # every file read, entry first
+    uses: dict[str, Evidence] = field(default_factory=dict)  # qualified name → first use
+    subclasses: dict[str, Evidence] = field(default_factory=dict)  # external qualified base → first project subclass
+    classes: dict[str, ClassDef] = field(default_factory=dict)  # project class name → definition (last wins)
+    argparse: list[ArgDef] = field(default_factory=list)
+    parsers: list[ParserUse] = field(default_factory=list)
+    method_calls: dict[str, Evidence] = field(default_factory=dict)  # ".generate" → first call
+    unreadable: list[str] = field(default_factory=list)  # project files that could not be parsed
+    truncated: bool = False  # MAX_FILES or MAX_DEPTH stopped the walk
+
+    def first_use(self, *prefixes: str) -> Evidence | None:
+        """The first evidence of a qualified name equal to or under any of ``prefixes``."""
+        best = None
+        for name, evidence in self.uses.items():
+            if any(name == p or name.startswith(p + ".") for p in prefixes):
+                if best is None or (evidence.path, evidence.line) < (best.path, best.line):
+                    best = evidence
+        return best
+
+    def derives_from(self, qualified: str) -> Evidence | None:
+        return self.subclasses.get(qualified)
+
+
+# --------------------------------------------------------------------------------------------
+# Reading one module
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Module:
+    path: Path
+    display: str
+    aliases: dict[str, str]  # local name → qualified name
+    imports: list[tuple[str, int, tuple[str, ...], int]]  # (module, level, names, line)
+    uses: list[tuple[str, int, str]]  # (qualified, line, how)
+    classes: list[tuple[str, tuple[str, ...], list, bool, int]]  # name, bases (qualified or local), fields, dataclass, line
+    add_arguments: list[tuple[list[str], dict, int]]  # (option strings, keywords, line)
+    parser_calls: list[tuple[str, tuple[str, ...], int]]  # (hf|trl|argparse-known|remaining, classes, line)
+    method_calls: list[tuple[str, int]]
+
+
+def _dotted(node: ast.AST) -> str | None:
+    """``a.b.c`` for a Name/Attribute chain, else None."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return None
+
+
+def _qualify(dotted: str | None, aliases: dict[str, str]) -> str | None:
+    if not dotted:
+        return None
+    head, _, rest = dotted.partition(".")
+    base = aliases.get(head)
+    if base is None:
+        return None
+    return f"{base}.{rest}" if rest else base
+
+
+def _literal(node: ast.AST | None) -> Any:
+    if node is None:
+        return MISSING
+    try:
+        return ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return MISSING
+
+
+_TYPE_NAMES = {"int": "int", "float": "float", "str": "str", "bool": "bool", "list": "list", "List": "list",
+               "dict": "dict", "Dict": "dict", "tuple": "list", "Tuple": "list"}
+
+
+def _annotation_type(node: ast.AST | None) -> str | None:
+    """The scalar type a dataclass field annotation asks HfArgumentParser for (None: not plain)."""
+    if node is None:
+        return None
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):  # "Optional[int]" as a string
+        try:
+            node = ast.parse(node.value, mode="eval").body
+        except SyntaxError:
+            return None
+    if isinstance(node, ast.Name):
+        return _TYPE_NAMES.get(node.id)
+    if isinstance(node, ast.Attribute):
+        return _TYPE_NAMES.get(node.attr)
+    if isinstance(node, ast.Subscript):
+        outer = _dotted(node.value) or ""
+        outer = outer.rsplit(".", 1)[-1]
+        if outer == "Optional":
+            return _annotation_type(node.slice)
+        if outer in ("List", "list", "Tuple", "tuple", "Sequence"):
+            return "list"
+        if outer in ("Dict", "dict"):
+            return "dict"
+        if outer == "Union":
+            members = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+            kinds = {_annotation_type(m) for m in members if not (isinstance(m, ast.Constant) and m.value is None)}
+            return kinds.pop() if len(kinds) == 1 else None
+        if outer == "Literal":
+            return "str"
+        return None
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):  # int | None
+        kinds = {_annotation_type(side) for side in (node.left, node.right)
+                 if not (isinstance(side, ast.Constant) and side.value is None)}
+        return kinds.pop() if len(kinds) == 1 else None
+    return None
+
+
+def _field_default(value: ast.AST | None) -> Any:
+    """A dataclass field's default: ``= 3`` or ``= field(default=3)``."""
+    if value is None:
+        return MISSING
+    if isinstance(value, ast.Call) and (_dotted(value.func) or "").rsplit(".", 1)[-1] == "field":
+        for keyword in value.keywords:
+            if keyword.arg == "default":
+                return _literal(keyword.value)
+        return MISSING
+    return _literal(value)
+
+
+def _field_choices(value: ast.AST | None) -> tuple | None:
+    if isinstance(value, ast.Call):
+        for keyword in value.keywords:
+            if keyword.arg == "metadata" and isinstance(keyword.value, ast.Dict):
+                for key, item in zip(keyword.value.keys, keyword.value.values):
+                    if isinstance(key, ast.Constant) and key.value == "choices":
+                        found = _literal(item)
+                        if isinstance(found, (list, tuple)):
+                            return tuple(found)
+    return None
+
+
+def _read_module(path: Path, display: str, tree: ast.Module) -> _Module:
+    module = _Module(path, display, {}, [], [], [], [], [], [])
+    aliases = module.aliases
+    # Imports anywhere (functions often import lazily); later bindings of a name win, which is
+    # right for the common `try: from a import X / except: from b import X` only approximately.
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname:
+                    aliases[alias.asname] = alias.name
+                else:
+                    head = alias.name.split(".", 1)[0]
+                    aliases.setdefault(head, head)
+                module.imports.append((alias.name, 0, (), node.lineno))
+                module.uses.append((alias.name, node.lineno, "imports"))
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            names = tuple(a.name for a in node.names)
+            module.imports.append((base, node.level, names, node.lineno))
+            if node.level == 0:
+                for alias in node.names:
+                    if alias.name == "*":
+                        continue
+                    qualified = f"{base}.{alias.name}" if base else alias.name
+                    aliases[alias.asname or alias.name] = qualified
+                    module.uses.append((qualified, node.lineno, "imports"))
+            else:
+                for alias in node.names:
+                    if alias.name != "*":
+                        aliases[alias.asname or alias.name] = f".{base}.{alias.name}" if base else f".{alias.name}"
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            dotted = _dotted(node.func)
+            qualified = _qualify(dotted, aliases)
+            if qualified is not None:
+                module.uses.append((qualified, node.lineno, "calls"))
+            name = dotted.rsplit(".", 1)[-1] if dotted else (node.func.attr if isinstance(node.func, ast.Attribute) else None)
+            if isinstance(node.func, ast.Attribute):
+                module.method_calls.append((node.func.attr, node.lineno))
+            if name == "add_argument":
+                options = [a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+                keywords = {k.arg: k.value for k in node.keywords if k.arg}
+                if options:
+                    module.add_arguments.append((options, keywords, node.lineno))
+            elif name == "add_config_arguments" and qualified and qualified.startswith("deepspeed"):
+                module.parser_calls.append(("deepspeed-args", (), node.lineno))
+            elif name in ("HfArgumentParser", "TrlParser"):
+                classes = ()
+                if node.args:
+                    first = node.args[0]
+                    elts = first.elts if isinstance(first, (ast.Tuple, ast.List)) else [first]
+                    classes = tuple(_qualify(_dotted(e), aliases) or (_dotted(e) or "?") for e in elts)
+                module.parser_calls.append(("hf" if name == "HfArgumentParser" else "trl", classes, node.lineno))
+            elif name == "parse_known_args":
+                module.parser_calls.append(("argparse-known", (), node.lineno))
+            elif name == "parse_args_into_dataclasses":
+                if any(k.arg == "return_remaining_strings" and _literal(k.value) is True for k in node.keywords):
+                    module.parser_calls.append(("remaining", (), node.lineno))
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            for decorator in node.decorator_list:
+                target = decorator.func if isinstance(decorator, ast.Call) else decorator
+                qualified = _qualify(_dotted(target), aliases)
+                if qualified is not None:
+                    module.uses.append((qualified, decorator.lineno, "decorated with"))
+        if isinstance(node, ast.ClassDef):
+            bases = []
+            for base in node.bases:
+                dotted = _dotted(base)
+                bases.append(_qualify(dotted, aliases) or dotted or "?")
+            is_dataclass = any((_dotted(d.func if isinstance(d, ast.Call) else d) or "").rsplit(".", 1)[-1] == "dataclass"
+                               for d in node.decorator_list)
+            fields = []
+            for statement in node.body:
+                if isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name):
+                    annotation = statement.annotation
+                    if (_dotted(annotation) or "").endswith("ClassVar") or (
+                            isinstance(annotation, ast.Subscript) and (_dotted(annotation.value) or "").endswith("ClassVar")):
+                        continue
+                    fields.append(ArgDef(statement.target.id, _annotation_type(annotation), _field_default(statement.value),
+                                         Evidence(display, statement.lineno, f"field {statement.target.id} of {node.name}"),
+                                         _field_choices(statement.value)))
+            module.classes.append((node.name, tuple(bases), fields, is_dataclass, node.lineno))
+    return module
+
+
+@lru_cache(maxsize=512)
+def _parse_file(real: str, mtime_ns: int, size: int) -> ast.Module | None:
+    try:
+        with open(real, "rb") as handle:
+            data = handle.read(MAX_FILE_BYTES + 1)
+    except OSError:
+        return None
+    if len(data) > MAX_FILE_BYTES:
+        return None
+    try:
+        return ast.parse(data, filename=real)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return None
+
+
+def _load(path: Path) -> ast.Module | None:
+    try:
+        info = path.stat()
+    except OSError:
+        return None
+    return _parse_file(os.path.realpath(path), info.st_mtime_ns, info.st_size)
+
+
+# --------------------------------------------------------------------------------------------
+# Finding modules in the project
+# --------------------------------------------------------------------------------------------
+
+
+def module_file(name: str, roots: list[Path]) -> Path | None:
+    """``a.b.c`` → ``<root>/a/b/c.py`` or ``<root>/a/b/c/__main__.py``/``__init__.py`` in the first root that has it."""
+    parts = name.split(".")
+    if not all(p.isidentifier() for p in parts):
+        return None
+    for root in roots:
+        base = root.joinpath(*parts)
+        for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+            if candidate.is_file():
+                return candidate
+    return None
+
+
+def _relative_base(path: Path, level: int) -> Path:
+    base = path.parent
+    for _ in range(level - 1):
+        base = base.parent
+    return base
+
+
+def _imported_files(module: _Module, roots: list[Path]) -> Iterator[Path]:
+    for name, level, names, _ in module.imports:
+        if level:
+            base = _relative_base(module.path, level)
+            here = [base]
+            target = name
+        else:
+            here = roots
+            target = name
+        if target:
+            found = module_file(target, here)
+            if found is not None:
+                yield found
+        for item in names:  # `from pkg import sub`: sub may be a module of its own
+            if item == "*":
+                continue
+            dotted = f"{target}.{item}" if target else item
+            found = module_file(dotted, here)
+            if found is not None:
+                yield found
+
+
+def search_roots(entry: Path, repo_root: Path | None) -> list[Path]:
+    """Where ``import x`` of a project module is looked for: the entry's folder (Python puts it on
+    sys.path), each folder above it up to the repository root, and ``src/`` layouts."""
+    roots = [entry.parent]
+    if repo_root is not None:
+        directory = entry.parent
+        while directory != repo_root and repo_root in directory.parents:
+            directory = directory.parent
+            roots.append(directory)
+        if repo_root not in roots:
+            roots.append(repo_root)
+        if (repo_root / "src").is_dir():
+            roots.append(repo_root / "src")
+    return roots
+
+
+def read_program(entry: Path, repo_root: Path | None, display) -> Program | None:
+    """Read ``entry`` and the project modules it imports (breadth first, up to MAX_DEPTH levels).
+
+    ``display(path) -> str`` gives the path as messages show it. None when the entry itself
+    cannot be parsed.
+    """
+    tree = _load(entry)
+    if tree is None:
+        return None
+    roots = search_roots(entry, repo_root)
+    program = Program(entry=display(entry))
+    queue: list[tuple[Path, ast.Module, int]] = [(entry, tree, 0)]
+    seen = {os.path.realpath(entry)}
+    modules: list[_Module] = []
+    while queue:
+        path, tree, depth = queue.pop(0)
+        module = _read_module(path, display(path), tree)
+        modules.append(module)
+        program.files.append(module.display)
+        if depth >= MAX_DEPTH:
+            if module.imports:
+                program.truncated = True
+            continue
+        for found in _imported_files(module, roots):
+            real = os.path.realpath(found)
+            if real in seen:
+                continue
+            if repo_root is not None and not real.startswith(str(repo_root)):
+                continue  # an installed package's source is not the project's
+            seen.add(real)
+            if len(seen) > MAX_FILES:
+                program.truncated = True
+                break
+            child = _load(found)
+            if child is None:
+                program.unreadable.append(display(found))
+                continue
+            queue.append((found, child, depth + 1))
+    _collect(program, modules)
+    return program
+
+
+_TYPE_OF_CALLABLE = {"int": "int", "float": "float", "str": "str"}
+
+
+def _collect(program: Program, modules: list[_Module]) -> None:
+    for module in modules:
+        for qualified, line, how in module.uses:
+            if qualified.startswith("."):
+                continue
+            known = program.uses.get(qualified)
+            # A call or decoration proves more than an import: keep the strongest, then the first.
+            if known is None or (known.text.startswith("imports") and how != "imports"):
+                program.uses[qualified] = Evidence(module.display, line, f"{how} {qualified}")
+        for method, line in module.method_calls:
+            program.method_calls.setdefault(method, Evidence(module.display, line, f"calls .{method}()"))
+        for name, bases, fields, is_dataclass, line in module.classes:
+            evidence = Evidence(module.display, line, f"class {name}({', '.join(b.rsplit('.', 1)[-1] for b in bases)})")
+            program.classes[name] = ClassDef(name, bases, fields, is_dataclass, evidence)
+            for base in bases:
+                if not base.startswith(".") and "." in base:
+                    program.subclasses.setdefault(base, Evidence(module.display, line, f"class {name} derives from {base}"))
+        for options, keywords, line in module.add_arguments:
+            program.argparse.extend(_argparse_defs(options, keywords, Evidence(module.display, line, f"add_argument({options[0]!r})")))
+        for kind, classes, line in module.parser_calls:
+            evidence = Evidence(module.display, line, {"hf": "HfArgumentParser", "trl": "TrlParser"}.get(kind, kind))
+            if kind in ("hf", "trl"):
+                program.parsers.append(ParserUse(kind, evidence, classes))
+            elif kind == "deepspeed-args":
+                program.argparse.extend([
+                    ArgDef("deepspeed", "bool", False, Evidence(module.display, line, "deepspeed.add_config_arguments"), flag=True),
+                    ArgDef("deepspeed_config", "str", None, Evidence(module.display, line, "deepspeed.add_config_arguments")),
+                    ArgDef("deepscale", "bool", False, Evidence(module.display, line, "deepspeed.add_config_arguments"), flag=True),
+                    ArgDef("deepscale_config", "str", None, Evidence(module.display, line, "deepspeed.add_config_arguments")),
+                ])
+            else:  # parse_known_args / return_remaining_strings: unknown flags are tolerated
+                program.parsers.append(ParserUse("argparse" if kind == "argparse-known" else "hf", evidence, tolerant=True))
+    # Subclasses of project classes inherit what their project bases derive from.
+    changed = True
+    while changed:
+        changed = False
+        for cls in program.classes.values():
+            for base in cls.qualified_bases:
+                local = base.rsplit(".", 1)[-1]
+                parent = program.classes.get(local)
+                if parent is None or parent is cls:
+                    continue
+                for external in parent.qualified_bases:
+                    if "." in external and not external.startswith(".") and external not in program.subclasses:
+                        program.subclasses[external] = cls.evidence
+                        changed = True
+
+
+def _argparse_defs(options: list[str], keywords: dict, evidence: Evidence) -> list[ArgDef]:
+    longs = [o for o in options if o.startswith("--")] or [o for o in options if o.startswith("-")]
+    if not longs:
+        return []  # a positional argument
+    action = _literal(keywords.get("action"))
+    flag = action in ("store_true", "store_false", "store_const", "count", "help", "version")
+    typ = None
+    if "type" in keywords:
+        typ = _TYPE_OF_CALLABLE.get(_dotted(keywords["type"]) or "")
+    elif flag:
+        typ = "bool"
+    else:
+        typ = "str"
+    if _literal(keywords.get("nargs")) not in (MISSING, None, "?"):
+        typ = "list"
+    choices = _literal(keywords.get("choices"))
+    default = _literal(keywords.get("default")) if "default" in keywords else (False if action == "store_true" else MISSING)
+    out = []
+    for option in longs:
+        out.append(ArgDef(option.lstrip("-").replace("-", "_"), typ, default, evidence,
+                          tuple(choices) if isinstance(choices, (list, tuple)) else None, flag))
+    dest = _literal(keywords.get("dest"))
+    if isinstance(dest, str) and all(a.name != dest for a in out):
+        out.append(ArgDef(dest, typ, default, evidence, None, flag))
+    return out
+
+
+def dataclass_fields(program: Program, name: str, seen: frozenset = frozenset()) -> list[ArgDef] | None:
+    """Fields of a project dataclass (with those of its project bases); None when not a project class."""
+    cls = program.classes.get(name.rsplit(".", 1)[-1])
+    if cls is None or name in seen:
+        return None
+    fields = []
+    for base in cls.qualified_bases:
+        inherited = dataclass_fields(program, base, seen | {name})
+        if inherited:
+            fields.extend(inherited)
+    fields.extend(cls.fields)
+    return fields
+
+
+__all__ = ["ArgDef", "Evidence", "MISSING", "ParserUse", "Program", "dataclass_fields", "module_file", "read_program",
+           "search_roots"]

@@ -1,0 +1,212 @@
+"""Consumer identification: the program a launch runs, read statically, says who reads its files.
+
+Every kind has a small program written in the shape of real training code; the tests check the
+kind, whether it is established, and that the evidence names the file and line that prove it.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from dslint.config import Settings
+from dslint.engine import Engine
+from programs import ACCELERATE_LOOP, DEEPSPEED_LOOP, HF_TRAINER
+
+
+@pytest.fixture(autouse=True)
+def _in_tmp(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # paths in evidence are shown relative to the working directory
+
+
+def plans(root: Path, files: dict[str, str], paths=(".",)):
+    for name, text in files.items():
+        target = root / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(textwrap.dedent(text))
+    (root / ".git").mkdir(exist_ok=True)  # the repository root: imports are followed inside it
+    result = Engine(Settings(root=root, select=["DS101"])).lint_paths([str(root / p) for p in paths])
+    assert not result.internal_errors, result.internal_errors
+    return result.plans
+
+
+def program_of(root: Path, files: dict[str, str]):
+    [plan] = [p for p in plans(root, files) if p.launcher != "yaml"]
+    return plan, plan.program
+
+
+TRL_SFT = """\
+from datasets import load_dataset
+from trl import SFTConfig, SFTTrainer
+
+args = SFTConfig(output_dir="out")
+trainer = SFTTrainer(model="Qwen/Qwen2.5-0.5B", args=args, train_dataset=load_dataset("x")["train"])
+trainer.train()
+"""
+
+HYDRA_APP = """\
+import hydra
+from omegaconf import DictConfig
+
+
+@hydra.main(config_path="conf", config_name="config", version_base=None)
+def main(cfg: DictConfig):
+    print(cfg.optim.lr)
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+INFERENCE = """\
+import deepspeed
+import torch
+from transformers import AutoModelForCausalLM, AutoTokenizer
+
+model = AutoModelForCausalLM.from_pretrained("gpt2")
+engine = deepspeed.init_inference(model, dtype=torch.half)
+print(engine.module.generate(**AutoTokenizer.from_pretrained("gpt2")("hi", return_tensors="pt")))
+"""
+
+
+@pytest.mark.parametrize("program,kind,reader,proof", [
+    (HF_TRAINER, "hf", "hf", "calls transformers.Trainer"),
+    (DEEPSPEED_LOOP, "deepspeed", "deepspeed", "calls deepspeed.initialize"),
+    (ACCELERATE_LOOP, "accelerate", "accelerate", "calls accelerate.Accelerator"),
+    (TRL_SFT, "trl", "hf", "calls trl.SFTConfig"),
+    (HYDRA_APP, "hydra", None, "decorated with hydra.main"),
+    (INFERENCE, "inference", None, "calls deepspeed.init_inference"),
+])
+def test_each_kind_is_established_from_the_program(tmp_path, program, kind, reader, proof):
+    plan, consumer = program_of(tmp_path, {"run.sh": "deepspeed train.py --deepspeed ds.json\n", "train.py": program})
+    assert consumer.kind == kind and consumer.established
+    assert plan.consumer == reader
+    assert any(proof in e.text and e.path == "train.py" and e.line > 0 for e in consumer.evidence), consumer.evidence
+
+
+def test_a_trainer_subclass_counts_as_the_trainer(tmp_path):
+    _, consumer = program_of(tmp_path, {"run.sh": "torchrun train.py --deepspeed ds.json\n", "train.py": """\
+        from transformers import Trainer as HFTrainer
+
+        class WeightedLossTrainer(HFTrainer):
+            def compute_loss(self, model, inputs, return_outputs=False, **kwargs):
+                return super().compute_loss(model, inputs, return_outputs, **kwargs)
+        """})
+    assert consumer.kind == "hf"
+    assert consumer.evidence[0].describe() == "class WeightedLossTrainer derives from transformers.Trainer (train.py:3)"
+
+
+def test_the_projects_own_imports_are_followed(tmp_path):
+    plan, consumer = program_of(tmp_path, {
+        "scripts/run.sh": "cd .. && deepspeed train.py --deepspeed_config configs/ds.json\n",
+        "train.py": "from mypkg.cli import main\n\nmain()\n",
+        "mypkg/__init__.py": "",
+        "mypkg/cli.py": "from .engine import build\n\ndef main():\n    build()\n",
+        "mypkg/engine.py": "import deepspeed\n\ndef build():\n    return deepspeed.initialize(model=None)\n",
+    })
+    assert consumer.kind == "deepspeed" and consumer.established
+    assert consumer.evidence[0].describe() == "calls deepspeed.initialize (mypkg/engine.py:4)"
+    assert consumer.facts.files == ["train.py", "mypkg/cli.py", "mypkg/engine.py"]
+
+
+def test_imports_are_followed_only_a_few_levels(tmp_path):
+    files = {"run.sh": "deepspeed train.py\n", "train.py": "import m1\n"}
+    for level in range(1, 6):
+        files[f"m{level}.py"] = f"import m{level + 1}\n"
+    files["m6.py"] = "import deepspeed\ndeepspeed.initialize(model=None)\n"
+    _, consumer = program_of(tmp_path, files)
+    assert consumer.kind == "unknown" and not consumer.established
+    assert consumer.facts.truncated
+
+
+def test_python_m_module_in_the_repository(tmp_path):
+    _, consumer = program_of(tmp_path, {
+        "run.sh": "torchrun --nproc_per_node 8 -m src.train --deepspeed ds.json\n",
+        "src/__init__.py": "", "src/train.py": HF_TRAINER,
+    })
+    assert consumer.kind == "hf" and consumer.program == "src/train.py"
+
+
+@pytest.mark.parametrize("command,kind,reader", [
+    ("deepspeed --module openrlhf.cli.train_sft --zero_stage 2 --bf16", "openrlhf", None),
+    ("accelerate launch -m axolotl.cli.train config.yml", "axolotl", "hf"),
+    ("python -m verl.trainer.main_ppo data.train_batch_size=256", "hydra", None),
+])
+def test_a_module_of_a_known_package(tmp_path, command, kind, reader):
+    plan, consumer = program_of(tmp_path, {"run.sh": command + "\n"})
+    assert consumer.kind == kind and consumer.established and plan.consumer == reader
+    assert consumer.evidence[0].text.startswith("runs the module ")
+
+
+@pytest.mark.parametrize("command,entry", [
+    ("NPROC_PER_NODE=2 swift sft --model m --deepspeed zero2", "swift sft"),
+    ("megatron sft --model m", "megatron sft"),
+    ("FORCE_TORCHRUN=1 llamafactory-cli train cfg.yaml", "llamafactory train"),
+])
+def test_console_entry_points_are_their_own_evidence(tmp_path, command, entry):
+    _, consumer = program_of(tmp_path, {"run.sh": command + "\n"})
+    assert consumer.established and consumer.program == entry
+
+
+@pytest.mark.parametrize("files,assumption,reader", [
+    ({"run.sh": "torchrun train.py --deepspeed ds.json\n"},
+     "assuming HF Trainer (--deepspeed with a value is TrainingArguments' flag): train.py was not found", "hf"),
+    ({"run.sh": "deepspeed $ENTRY --deepspeed_config ds.json\n"},
+     "assuming a plain deepspeed.initialize loop (--deepspeed_config is deepspeed.add_config_arguments' flag): "
+     "the program `$ENTRY` is only known at run time", "deepspeed"),
+    ({"run.sh": "deepspeed --module company.trainer\n"},
+     "assuming a plain deepspeed.initialize loop (the deepspeed launcher): the module company.trainer is not in the repository",
+     "deepspeed"),
+    ({"run.sh": "torchrun train.py --deepspeed ds.json\n", "train.py": "import torch\nprint(torch.__version__)\n"},
+     "assuming HF Trainer (--deepspeed with a value is TrainingArguments' flag): train.py shows no trainer, Accelerator, "
+     "deepspeed.initialize or known framework", "hf"),
+    ({"run.sh": "torchrun train.py --deepspeed ds.json\n", "train.py": "def broken(:\n"},
+     "assuming HF Trainer (--deepspeed with a value is TrainingArguments' flag): train.py could not be read as Python", "hf"),
+])
+def test_without_evidence_the_consumer_is_assumed_and_says_why(tmp_path, files, assumption, reader):
+    plan, consumer = program_of(tmp_path, files)
+    assert not consumer.established
+    assert consumer.assumption == assumption
+    assert plan.consumer == reader
+
+
+def test_a_plain_deepspeed_loop_is_not_judged_as_hf_trainer(tmp_path):
+    """`--deepspeed cfg.json` on a plain deepspeed.initialize script: no HF mismatch, and "auto" is an error."""
+    files = {
+        "run.sh": "deepspeed train.py --deepspeed ds.json --per_device_train_batch_size 2\n",
+        "train.py": """\
+            import argparse
+            import deepspeed
+
+            parser = argparse.ArgumentParser()
+            parser.add_argument("--deepspeed", type=str)
+            parser.add_argument("--per_device_train_batch_size", type=int, default=4)
+            parser.add_argument("--local_rank", type=int)
+            args = parser.parse_args()
+            engine, *_ = deepspeed.initialize(model=None, config=args.deepspeed)
+            """,
+        "ds.json": '{"train_micro_batch_size_per_gpu": "auto", "zero_optimization": {"stage": 2}}\n',
+    }
+    for name, text in files.items():
+        (tmp_path / name).write_text(textwrap.dedent(text))
+    result = Engine(Settings(root=tmp_path, select=["DS301", "DS302"])).lint_paths([str(tmp_path)])
+    assert [(d.code, d.severity.label, d.fix) for d in result.diagnostics] == [("DS302", "error", None)]
+
+
+def test_explain_shows_the_consumer_and_its_evidence(tmp_path):
+    from dslint.explain import Options, explain_result
+    from dslint.report.explain_text import render_one
+
+    (tmp_path / "run.sh").write_text("deepspeed --num_gpus 2 train.py --deepspeed_config ds.json\n")
+    (tmp_path / "train.py").write_text(DEEPSPEED_LOOP)
+    (tmp_path / "ds.json").write_text('{"train_micro_batch_size_per_gpu": 2, "zero_optimization": {"stage": 1}}\n')
+    [explanation] = explain_result(Engine(Settings(root=tmp_path)).lint_paths([str(tmp_path / "run.sh")]), Options())
+    text = render_one(explanation)
+    program_line = next(line for line in text.splitlines() if line.strip().startswith("program"))
+    assert program_line.split(None, 1)[1].endswith("train.py: a plain deepspeed.initialize loop")
+    assert "calls deepspeed.initialize" in text
+    payload = explanation.to_dict()["program"]
+    assert payload["kind"] == "deepspeed" and payload["established"] is True
+    assert payload["evidence"][0]["text"] == "calls deepspeed.initialize"
