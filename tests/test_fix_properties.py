@@ -186,6 +186,8 @@ def test_no_fix_rests_on_an_assumed_consumer(tmp_path, monkeypatch):
 def test_edits_from_several_findings_in_one_file_are_merged(tmp_path, monkeypatch):
     path = tmp_path / "ds.json"
     path.write_text('{"train_batch_size": "Auto", "train_micro_batch_size_per_gpu": "8", "gradient_accumulation_steps": "AUTO"}\n')
+    (tmp_path / "train.sh").write_text("torchrun train.py --deepspeed ds.json\n")
+    (tmp_path / "train.py").write_text(HF_TRAINER)  # HF fills "auto": the "Auto" fixes are safe
     monkeypatch.chdir(tmp_path)
     outcome = _fix(Engine(Settings(root=tmp_path, select=["DS102"])), ["."], unsafe=False)
     assert len(outcome.applied) == 3

@@ -497,6 +497,17 @@ def hf_like(use) -> bool:
     return use.consumer in HF_LIKE
 
 
+def fills_auto(use) -> bool | None:
+    """Does the config's reader replace "auto"? True for an HF Trainer, accelerate, ms-swift or
+    LLaMA-Factory launch whose program is established, False for an established plain DeepSpeed
+    or Megatron-DeepSpeed one (nothing fills it), None when nobody knows (no launch reaches the
+    config, or the reader is only assumed): then no fix may write "auto"."""
+    program = getattr(use.launch, "program", None)
+    if program is None or not program.established or use.consumer is None:
+        return None
+    return use.consumer in HF_LIKE
+
+
 def consumer_label(use) -> str:
     return CONSUMER_LABEL.get(use.consumer, use.consumer or "")
 

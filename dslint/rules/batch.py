@@ -9,6 +9,7 @@ from dslint.diagnostics import Finding, Fix, Related
 from dslint.documents.model import Mapping, Node, Scalar
 from dslint.edits import remove_json_entry, replace_value
 from dslint.rule import rule
+from dslint.rules import _deepspeed as ds
 
 TBS = "train_batch_size"
 MBS = "train_micro_batch_size_per_gpu"
@@ -287,8 +288,11 @@ def batch_value_type(use, context):
     ```
 
     ## Fix safety
-    Rewriting a whole-number string as the number, and `"Auto"` as `"auto"`, is safe: the
-    value the author wrote is kept, only its type changes. Fractions have no fix.
+    Rewriting a whole-number string as the number is safe: the value the author wrote is kept,
+    only its type changes. `"Auto"` becomes `"auto"` (safe) only where the launch's program is
+    established as one that fills `"auto"` (HF Trainer, accelerate, ms-swift, LLaMA-Factory):
+    under plain DeepSpeed `"auto"` is an error too, and for a config no launch reaches nobody
+    knows. Fractions have no fix.
     """
     config = use.config
     for key in BATCH_KEYS:
@@ -310,7 +314,7 @@ def batch_value_type(use, context):
                 yield Finding(
                     node.span,
                     f"{key} is {value!r}: only lowercase \"auto\" is filled in by HF Trainer and accelerate",
-                    fix=Fix.safe('Write "auto"', replace_value(node, "auto")),
+                    fix=Fix.safe('Write "auto"', replace_value(node, "auto")) if ds.fills_auto(use) else None,
                 )
             elif _INTEGER_TEXT.match(value):
                 number = int(float(value))

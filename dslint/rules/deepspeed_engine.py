@@ -153,7 +153,8 @@ def offload_with_client_optimizer(use, context):
 
     ## Fix safety
     Adding an `optimizer` block (AdamW with `"auto"` parameters) is unsafe: it replaces the
-    optimizer the code chose. Setting `zero_force_ds_cpu_optimizer` to false is offered as an
+    optimizer the code chose. It is offered only where the launch's program is established as
+    one that fills `"auto"` (HF Trainer, accelerate, ms-swift, LLaMA-Factory). Setting `zero_force_ds_cpu_optimizer` to false is offered as an
     unsafe alternative: DeepSpeed then runs the client optimizer on the CPU, which DeepSpeed
     warns is slow.
     """
@@ -188,7 +189,7 @@ def offload_with_client_optimizer(use, context):
     config = use.config
     fix = None
     alternatives = []
-    if "optimizer" not in config:
+    if "optimizer" not in config and ds.fills_auto(use):
         fix = Fix.unsafe(
             'Add "optimizer": {"type": "AdamW", "params": {"lr": "auto", "weight_decay": "auto"}} (DeepSpeed builds DeepSpeedCPUAdam)',
             ds.insert_json_entry(config, "optimizer", '{"type": "AdamW", "params": {"lr": "auto", "weight_decay": "auto"}}'),

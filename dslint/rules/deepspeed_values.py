@@ -301,7 +301,9 @@ def auto_wrong_case(use, context):
     ```
 
     ## Fix safety
-    Writing `"auto"` is safe: it is the only spelling any consumer understands.
+    Writing `"auto"` is safe where the launch's program is established as one that fills it (HF
+    Trainer, accelerate, ms-swift, LLaMA-Factory). Under plain DeepSpeed `"auto"` is no better,
+    and for a config no launch reaches the reader is unknown: no fix there.
     """
     for path, node in ds.scalars(use.config):
         value = node.value
@@ -313,7 +315,7 @@ def auto_wrong_case(use, context):
             node.span,
             f"{ds.dotted(path)} is {value!r}: only lowercase \"auto\" is dropped by DeepSpeed and filled in by HF Trainer "
             "and accelerate; any other case reaches DeepSpeed as a plain string",
-            fix=Fix.safe('Write "auto"', replace_value(node, "auto")),
+            fix=Fix.safe('Write "auto"', replace_value(node, "auto")) if ds.fills_auto(use) else None,
         )
 
 

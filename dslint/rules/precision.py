@@ -435,7 +435,8 @@ def precision_unsupported_hardware(plan, context):
         )
 
 
-@rule("DS406", "deepspeed-precision-section", severity="warning", target="launch", fixable=True)
+@rule("DS406", "deepspeed-precision-section", severity="warning", target="launch", fixable=True,
+      consumers=("hf", "accelerate", "swift", "llamafactory"))
 def deepspeed_precision_section(plan, context):
     """Mixed precision is requested but the DeepSpeed config does not carry it through.
 
