@@ -9,12 +9,14 @@ only when that version is known; otherwise a warning.
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
 from typing import Any
 
 from dslint.diagnostics import Edit, Finding, Fix, Related, Severity
 from dslint.documents.model import Mapping, Scalar
+from dslint.launch.consumer import program_arguments
 from dslint.rule import rule
 from dslint.rules._training import (
     DOCUMENTED_RENAMES, PACKAGE_LABEL, ArgSpace, InUse, arg_space, generations, in_use, other_generations, plan_sets,
@@ -76,6 +78,17 @@ class _Context:
             self.extra_spaces = [arg_space(g.schema_name, ()) for g in generations("trl")[-1:]]
         else:
             self.extra_spaces = []
+        # What the program's own parsers accept, when its program was read: the union of the
+        # parsers that really parse this command line, and whether that union is complete.
+        self.own: dict = {}
+        self.parsers = None
+        program = getattr(plan, "program", None)
+        if self.package == "transformers" and program is not None and program.established:
+            self.parsers = program_arguments(program)
+            if self.parsers is not None:
+                self.own = self.parsers.own
+                self.strict = self.parsers.complete
+                self.extra_spaces = [space for space in (_trl_space(schema) for schema in self.parsers.schemas) if space]
 
         if self.package is not None and not self._belongs():
             self.package = None
@@ -145,7 +158,17 @@ class _Context:
                 found = space.lookup(name)
                 if found is not None:
                     break
+        if found is None and self.own:
+            key = name.lstrip("-").replace("-", "_")
+            definition = self.own.get(key)
+            if definition is not None:
+                found = (definition.name, _own_property(definition), False)
         return found
+
+    def parsers_text(self) -> str:
+        """The parsers of the program, as a message names them."""
+        shown = [e.describe() for e in self.parsers.evidence] or [self.own[next(iter(self.own))].evidence.describe()]
+        return "; ".join(shown[:2])
 
     def known_args(self):
         """(name, arg, field, schema property, negated) for each argument the consumer knows."""
@@ -153,6 +176,30 @@ class _Context:
             found = self.lookup(name)
             if found is not None:
                 yield (name, arg, *found)
+
+
+# TRL configs named in a program's HfArgumentParser/TrlParser -> the TRL schema set that holds them.
+_TRL_SETS = {"SFTConfig": "sft", "DPOConfig": "dpo", "GRPOConfig": "grpo"}
+_JSON_TYPES = {"int": "integer", "float": "number", "bool": "boolean", "str": "string", "list": "array", "dict": "object"}
+
+
+def _trl_space(schema: str) -> ArgSpace | None:
+    package, _, name = schema.partition(":")
+    if package != "trl" or name not in _TRL_SETS:
+        return None
+    newest = generations("trl")[-1:]
+    return arg_space(newest[0].schema_name, (_TRL_SETS[name],)) if newest else None
+
+
+def _own_property(definition) -> dict:
+    """A field or flag the program defines, shaped like a schema property for the value checks."""
+    prop: dict = {"x-dslint-python-type": definition.type or "any", "x-dslint-defined-at": definition.evidence.where()}
+    kind = _JSON_TYPES.get(definition.type or "")
+    if kind is not None:
+        prop["type"] = [kind, "null"] if definition.default is None else kind
+    if definition.type in ("int", "float", "bool") and not definition.flag:
+        prop["x-dslint-cli-type"] = definition.type
+    return prop
 
 
 def _rename_edit(arg, new: str) -> Edit | None:
@@ -258,6 +305,9 @@ def unknown_training_argument(plan, context):
         certain = ctx.in_use.known and all(s.lookup(name) is None for s in ctx.in_use.spaces(ctx.sets))
         if ctx.in_use.gone_by_documented_rename(name) is not None:
             certain = True
+        own_verdict = ctx.parsers is not None and not elsewhere and name not in renames
+        if own_verdict:
+            certain = True  # no version dslint knows has it, and the program's own parsers lack it
         target, safe, why = None, False, ""
         if name in renames and ctx.space.lookup(renames[name][0]) is not None:
             target, _, why = renames[name]
@@ -269,6 +319,9 @@ def unknown_training_argument(plan, context):
                 if replaced and ctx.space.lookup(replaced) is not None:
                     target, why = replaced, f"{PACKAGE_LABEL[ctx.package]} {gen.version}'s help text says to use it"
                     break
+            if target is None and ctx.own:
+                close = difflib.get_close_matches(name, list(ctx.own), n=1, cutoff=0.75)
+                target = close[0] if close else None
             if target is None:
                 target = ctx.space.closest(name)
         version = ctx.in_use.generation.version
@@ -278,9 +331,13 @@ def unknown_training_argument(plan, context):
             effect = f"ms-swift stops with ValueError: remaining_argv: ['{flag}', ...]"
         elif ctx.package == "llamafactory":
             effect = f"LLaMA-Factory raises 'Some keys are not used by the HfArgumentParser: [\\'{name}\\']'"
+        elif ctx.parsers is not None:
+            effect = f"the program's parsers do not accept it ({ctx.parsers_text()})"
         else:
             effect = "HfArgumentParser does not accept it (parse_dict/parse_args raise on unused keys)"
         message = f"{flag} is not a {label} {version} argument: {effect}"
+        if own_verdict:
+            message = f"{flag} is not an argument of {plan.program.program}: {effect}"
         if elsewhere:
             message += f" (it exists in {label} {', '.join(g.version for g in elsewhere)})"
         if target:
@@ -421,9 +478,11 @@ def training_value_type(plan, context):
                 continue
             ok, _ = _cli_convert(prop, token)
             if not ok:
+                defined = prop.get("x-dslint-defined-at")
+                who = f"{plan.program.program} ({defined})" if defined else ctx.label()
                 yield Finding(arg.span, f"--{name} {token}: argparse rejects it (invalid {prop.get('x-dslint-cli-type')} value); "
-                              f"{ctx.label()} expects {prop.get('x-dslint-python-type', '?')}",
-                              related=[ctx.version_related()])
+                              f"{who} expects {prop.get('x-dslint-python-type', '?')}",
+                              related=[] if defined else [ctx.version_related()])
                 break
 
 
