@@ -51,14 +51,17 @@ class Fix:
     title: str
     edits: tuple[Edit, ...]
     applicability: str = SAFE
+    # The edit is right whoever reads the file (`1e-4` -> `1.0e-4` is the same float to every YAML
+    # reader), so it stands even where the reader is only assumed; other fixes are dropped there.
+    any_reader: bool = False
 
     @classmethod
-    def safe(cls, title: str, *edits: Edit) -> "Fix":
-        return cls(title, tuple(edits), SAFE)
+    def safe(cls, title: str, *edits: Edit, any_reader: bool = False) -> "Fix":
+        return cls(title, tuple(edits), SAFE, any_reader)
 
     @classmethod
-    def unsafe(cls, title: str, *edits: Edit) -> "Fix":
-        return cls(title, tuple(edits), UNSAFE)
+    def unsafe(cls, title: str, *edits: Edit, any_reader: bool = False) -> "Fix":
+        return cls(title, tuple(edits), UNSAFE, any_reader)
 
 
 @dataclass(frozen=True)

@@ -441,9 +441,10 @@ def _reader_of(target) -> tuple[str | None, object]:
 def _on_assumption(finding: Finding, program, default: Severity) -> Finding:
     """A finding about a reader that was guessed, not read from the program: never an error, never a fix."""
     severity = min(finding.severity or default, Severity.WARNING)
+    fix = finding.fix if finding.fix is not None and finding.fix.any_reader else None
     return Finding(span=finding.span, message=finding.message,
                    related=[*finding.related, Related(f"assumed: {program.assumption}")],
-                   fix=None, alternatives=[], severity=severity)
+                   fix=fix, alternatives=[f for f in finding.alternatives if f.any_reader], severity=severity)
 
 
 def _relative(path: str, root: Path) -> str:

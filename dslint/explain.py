@@ -549,12 +549,16 @@ class _Builder:
             if number is None:
                 notes.append(f"per_device_train_batch_size {arg.value!r} is not a number")
         else:
-            micro = _default(1 if swift else 8, f"{self.defaults_name()} per_device_train_batch_size {1 if swift else 8} (not set)")
+            micro = self._own_default("per_device_train_batch_size") or _default(
+                1 if swift else 8, f"{self.defaults_name()} per_device_train_batch_size {1 if swift else 8} (not set)")
         arg = self.arg("gradient_accumulation_steps")
         accumulation = None
+        own = self._own_default("gradient_accumulation_steps")
         if arg is not None:
             number = as_int(arg.value)
             accumulation = _from_arg(arg, number) if number is not None else None
+        elif own is not None:
+            accumulation = own
         elif swift:
             if micro is not None and micro.value and world is not None and isinstance(world.value, int):
                 value = max(1, math.ceil(16 / micro.value / world.value))
@@ -568,6 +572,47 @@ class _Builder:
             if mine is not None and value is not None and value != "auto" and value != mine.value:
                 notes.append(f"the DeepSpeed config sets {key} {value!r} but the Trainer uses {mine.value}: the HF Trainer stops with a mismatch error (DS301)")
         return self._product(micro, accumulation, notes)
+
+    def _unknown_factors(self, micro: Value | None, accumulation: Value | None, dp: Value | None, notes: list[str]) -> list[str]:
+        """Why each factor of the global batch that stays unknown is unknown (one note each)."""
+        out = []
+        said = " ".join(notes)
+        if dp is None:
+            reason = next((n for n in self.plan.notes if "world size" in n or "processes" in n), None)
+            out.append(f"unknown data parallel size: {reason or 'the launch does not say how many processes it starts'}")
+        for value, name, key in ((micro, "micro batch", "train_micro_batch_size_per_gpu"),
+                                 (accumulation, "gradient accumulation", "gradient_accumulation_steps")):
+            if value is not None and value.value is not None:
+                continue
+            if key in said:
+                continue  # a note above already says what is wrong with it
+            if self.consumer in HF_LIKE:
+                out.append(f"unknown {name}: the training argument is not a number dslint can read")
+            elif self.config is None:
+                out.append(f"unknown {name}: no DeepSpeed config is linked"
+                           + ("" if self.plan.deepspeed is None else f" ({self.plan.deepspeed.raw} could not be read)"))
+            else:
+                out.append(f"unknown {name}: the DeepSpeed config sets neither {key} nor train_batch_size with the other factors"
+                           + (f"; {self.plan.program.program} may set it in code" if self.plan.program is not None
+                              and self.plan.program.facts is not None else ""))
+        return out
+
+    def _own_default(self, name: str) -> Value | None:
+        """The default the program's own dataclass gives a batch field (a TrainingArguments subclass
+        that changes per_device_train_batch_size, say), when the program was read."""
+        program = self.plan.program
+        if program is None or not program.established or program.facts is None:
+            return None
+        from dslint.launch.consumer import program_arguments
+
+        parsed = program_arguments(program)
+        definition = parsed.own.get(name) if parsed is not None else None
+        number = as_int(definition.default) if definition is not None and isinstance(definition.default, int) else None
+        if number is None:
+            return None
+        evidence = definition.evidence
+        return Value(number, f"the default of {name} in {evidence.text.split(' of ', 1)[-1]} ({evidence.where()}; not set)",
+                     evidence.path, evidence.line, True)
 
     def _megatron_batch(self) -> Batch:
         notes: list[str] = []
@@ -654,6 +699,8 @@ class _Builder:
         formula = f"global batch = {part(micro, 'micro')} × {part(accumulation, 'accumulation')} × {part(dp, 'data parallel')}"
         if global_batch is not None:
             formula += f" = {_fmt(global_batch)}"
+        else:
+            notes.extend(self._unknown_factors(micro, accumulation, dp, notes))
         passes = accumulation.value if accumulation is not None and isinstance(accumulation.value, int) else None
         return Batch(micro, accumulation, dp, global_batch, passes, formula, notes)
 

@@ -210,3 +210,41 @@ def test_explain_shows_the_consumer_and_its_evidence(tmp_path):
     payload = explanation.to_dict()["program"]
     assert payload["kind"] == "deepspeed" and payload["established"] is True
     assert payload["evidence"][0]["text"] == "calls deepspeed.initialize"
+
+
+def test_explain_takes_a_batch_default_from_the_programs_own_dataclass(tmp_path):
+    from dslint.explain import Options, explain_result
+
+    (tmp_path / "run.sh").write_text("torchrun --nproc_per_node 4 train.py --deepspeed ds.json --output_dir out\n")
+    (tmp_path / "train.py").write_text(textwrap.dedent("""\
+        from dataclasses import dataclass, field
+
+        from transformers import HfArgumentParser, Trainer, TrainingArguments
+
+
+        @dataclass
+        class MyTrainingArguments(TrainingArguments):
+            per_device_train_batch_size: int = field(default=2)
+            gradient_accumulation_steps: int = 16
+
+
+        (args,) = HfArgumentParser(MyTrainingArguments).parse_args_into_dataclasses()
+        Trainer(model=None, args=args).train()
+        """))
+    (tmp_path / "ds.json").write_text('{"train_micro_batch_size_per_gpu": "auto", "zero_optimization": {"stage": 2}}\n')
+    [explanation] = explain_result(Engine(Settings(root=tmp_path)).lint_paths([str(tmp_path / "run.sh")]), Options())
+    batch = explanation.batch
+    assert batch.global_batch == 2 * 16 * 4
+    assert batch.micro_batch.origin == "the default of per_device_train_batch_size in MyTrainingArguments (train.py:8; not set)"
+    assert batch.accumulation.path == "train.py" and batch.accumulation.line == 9
+
+
+def test_explain_says_which_batch_factor_is_unknown_and_why(tmp_path):
+    from dslint.explain import Options, explain_result
+
+    (tmp_path / "run.sh").write_text("deepspeed train.py --deepspeed_config ds.json\n")
+    (tmp_path / "train.py").write_text(DEEPSPEED_LOOP)
+    (tmp_path / "ds.json").write_text('{"zero_optimization": {"stage": 2}, "gradient_accumulation_steps": 4}\n')
+    [explanation] = explain_result(Engine(Settings(root=tmp_path)).lint_paths([str(tmp_path / "run.sh")]), Options())
+    assert explanation.batch.global_batch is None
+    assert any(n.startswith("unknown data parallel size") for n in explanation.batch.notes), explanation.batch.notes

@@ -103,6 +103,10 @@ def _read_yaml(source: SourceFile) -> Document:
 
             return Document(source=source, kind=TRAINING_YAML, root=None, problems=problems)
         raise Skipped("YAML, but neither a training config nor an accelerate config")
+    if flavor == "hydra":
+        from dslint.documents.omegaconf import reread
+
+        problems = problems + reread(root)
     return Document(source=source, kind=kind, root=root, problems=problems, flavor=flavor)
 
 

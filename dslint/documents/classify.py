@@ -107,10 +107,16 @@ def classify_yaml(root) -> tuple[str | None, str | None]:
         return ACCELERATE, "accelerate"
     if keys & FOREIGN_YAML_KEYS:
         return None, None
-    training = keys & TRAINING_KEYS
-    if len(training) < 2:
+    flavor = training_flavor(keys) if len(keys & TRAINING_KEYS) >= 2 else None
+    if flavor != "llamafactory":  # LLaMA-Factory reads its YAML with OmegaConf too, as its own config
+        from dslint.documents.omegaconf import marker
+
+        found = marker(root)
+        if found is not None and (flavor is not None or not found[1].startswith("an OmegaConf")):
+            return TRAINING_YAML, "hydra"
+    if flavor is None:
         return None, None
-    return TRAINING_YAML, training_flavor(keys)
+    return TRAINING_YAML, flavor
 
 
 def training_flavor(keys: set[str]) -> str:

@@ -28,8 +28,8 @@ from typing import Callable
 
 from dslint.documents import Skipped, read_document
 from dslint.documents.model import ACCELERATE, DEEPSPEED, SCRIPT, TRAINING_JSON, TRAINING_YAML, Document, Mapping, Scalar
-from dslint.launch.consumer import (DEEPSPEED_READER, LABEL, LLAMAFACTORY, MEGATRON_SWIFT, SWIFT, UNKNOWN, Consumer,
-                                    of_console, of_module, resolve_program)
+from dslint.launch.consumer import (AXOLOTL, DEEPSPEED_READER, HYDRA, LABEL, LLAMAFACTORY, MEGATRON_SWIFT, SWIFT, UNKNOWN,
+                                    Consumer, of_console, of_module, resolve_program)
 from dslint.launch.consumer import read as read_consumer
 from dslint.launch.plan import Arg, LaunchPlan, Reference, Sourced
 from dslint.launch.pyprogram import Evidence
@@ -105,8 +105,8 @@ class Linker:
                 unique.append(Path(key))
         return unique
 
-    def resolve(self, role: str, raw: str | None, span: Span, base: Path, expect: str) -> Reference:
-        reference = Reference(role=role, raw=raw, span=span)
+    def resolve(self, role: str, raw: str | None, span: Span, base: Path, expect: str, assumed: str | None = None) -> Reference:
+        reference = Reference(role=role, raw=raw, span=span, assumed=assumed)
         if raw is None or not raw.strip():
             return reference
         for candidate in self._candidates(raw.strip(), base):
@@ -195,7 +195,8 @@ class Linker:
         elif launch.program_args and launch.program_args[0].name is None and launch.launcher in ("python", "torchrun", "deepspeed", "accelerate"):
             first = launch.program_args[0]
             text = first.text
-            if text and text.lower().endswith((".yaml", ".yml", ".json")):
+            # `config=x.yaml` is a key=value override (OmegaConf.from_cli, Hydra), not a path.
+            if text and text.lower().endswith((".yaml", ".yml", ".json")) and "=" not in text:
                 self._training_config(plan, text, first.span, base, before_flags=True)
 
         wrapped = any((w.value or "").rsplit("/", 1)[-1] in WRAPPERS_WITH_OWN_WORLD for w in getattr(command, "wrappers", []))
@@ -226,13 +227,15 @@ class Linker:
     def _entry_config(self, plan: LaunchPlan, launch, base: Path) -> None:
         config = launch.config_file
         if config is not None:
-            self._training_config(plan, config.value, config.span, base, before_flags=True)
+            raw, assumed = _word_value(config)
+            self._training_config(plan, raw, config.span, base, before_flags=True, assumed=config.raw if assumed else None)
         for option in launch.overrides:  # llamafactory-cli key=value
             if option.key:
                 plan.args[option.key] = _arg_of(option)
 
-    def _training_config(self, plan: LaunchPlan, raw: str | None, span: Span, base: Path, before_flags: bool) -> None:
-        reference = self.resolve("training-config", raw, span, base, expect=TRAINING_YAML)
+    def _training_config(self, plan: LaunchPlan, raw: str | None, span: Span, base: Path, before_flags: bool,
+                         assumed: str | None = None) -> None:
+        reference = self.resolve("training-config", raw, span, base, expect=TRAINING_YAML, assumed=assumed)
         plan.training_config = reference
         plan.references.append(reference)
         doc = reference.document
@@ -334,7 +337,8 @@ class Linker:
         config = opts.get("config_file")
         file_values: dict[str, tuple] = {}
         if config is not None:
-            reference = self.resolve("accelerate-config", config.value if isinstance(config.value, str) else None, config.span or plan.span, base, expect=ACCELERATE)
+            reference = self.resolve("accelerate-config", config.value if isinstance(config.value, str) else None, config.span or plan.span, base,
+                                     expect=ACCELERATE, assumed=config.assumed)
             plan.accelerate_config = reference
             plan.references.append(reference)
             mapping = reference.config
@@ -370,7 +374,7 @@ class Linker:
             plan.procs_per_node = Sourced(total.value // plan.nodes.value, f"{total.origin} over {plan.nodes.value} machine(s)", total.span)
         if "deepspeed_config_file" in opts and isinstance(opts["deepspeed_config_file"].value, str):
             arg = opts["deepspeed_config_file"]
-            ref = self.resolve("deepspeed", arg.value, arg.span or plan.span, base, expect=DEEPSPEED)
+            ref = self.resolve("deepspeed", arg.value, arg.span or plan.span, base, expect=DEEPSPEED, assumed=arg.assumed)
             plan.deepspeed = ref
             plan.references.append(ref)
 
@@ -476,20 +480,49 @@ class Linker:
         if arg.span is not None and plan.training_config is not None and plan.training_config.document is not None:
             if arg.span.source is plan.training_config.document.source:
                 arg_base = Path(plan.training_config.document.path).parent
-        plan.deepspeed = self.resolve("deepspeed", text, span, arg_base, expect=DEEPSPEED)
+        plan.deepspeed = self.resolve("deepspeed", text, span, arg_base, expect=DEEPSPEED, assumed=arg.assumed)
         plan.references.append(plan.deepspeed)
 
     # -- YAML / JSON training configs nobody launches from a script
 
     def _config_plan(self, doc: Document) -> LaunchPlan | None:
         flavor = doc.flavor or "hf"
-        consumer = {"swift": "swift", "llamafactory": "llamafactory"}.get(flavor, "hf")
-        plan = LaunchPlan(origin=doc, span=doc.mapping.span, launcher="yaml", consumer=consumer, entry=f"{flavor} config")
+        program = _config_consumer(doc, flavor)
+        consumer = program.deepspeed_reader if program.established else "hf"
+        plan = LaunchPlan(origin=doc, span=doc.mapping.span, launcher="yaml", consumer=consumer, entry=f"{flavor} config",
+                          program=program)
         for entry in doc.mapping.entries:
             plan.args[entry.key] = Arg(entry.key, entry.value.to_python(), entry.value.span, _key_origin(entry), entry.key_span)
         self._deepspeed_reference(plan, Path(doc.path).parent)
         plan.notes.append("no launch script reaches this config: the world size is unknown")
         return plan
+
+
+# Keys that only one trainer's configs have: the file's own evidence of who reads it.
+_FLAVOR_KEYS = {
+    "llamafactory": (LLAMAFACTORY, ("finetuning_type", "stage", "template")),
+    "swift": (SWIFT, ("train_type", "tuner_type", "sft_type", "model")),
+    "axolotl": (AXOLOTL, ("base_model", "micro_batch_size", "sequence_len")),
+}
+
+
+def _config_consumer(doc: Document, flavor: str) -> Consumer:
+    """Who reads a training config no launch names: its own syntax or keys say, or nobody knows."""
+    if flavor == "hydra":
+        from dslint.documents.omegaconf import marker
+
+        node, what = marker(doc.mapping)
+        line = node.span.source.position(node.span.start)[0]
+        return Consumer(HYDRA, True, [Evidence(doc.path, line, f"uses {what}")], program=doc.path,
+                        config_system=Evidence(doc.path, line, what))
+    if flavor in _FLAVOR_KEYS:
+        kind, keys = _FLAVOR_KEYS[flavor]
+        entry = next((doc.mapping.entry(k) for k in keys if doc.mapping.entry(k) is not None), None)
+        if entry is not None:
+            line = entry.key_span.source.position(entry.key_span.start)[0]
+            return Consumer(kind, True, [Evidence(doc.path, line, f"has {LABEL[kind]}'s key {entry.key}")], program=doc.path)
+    return Consumer(UNKNOWN, False, program=doc.path,
+                    assumption=f"assuming HF TrainingArguments read it: no launch names {doc.path}")
 
 
 def _guess_consumer(plan: LaunchPlan, launch) -> tuple[str | None, str]:

@@ -60,6 +60,7 @@ class Reference:
     preset: str | None = None  # an ms-swift preset name
     inline: bool = False  # a JSON string given in place of a path
     tried: list[str] = field(default_factory=list)  # paths looked at, for missing-reference
+    assumed: str | None = None  # the raw text whose default gave the path (`${DS:-ds.json}`): the caller may override it
 
     @property
     def resolved(self) -> bool:

@@ -16,24 +16,6 @@ from dslint.edits import remove_json_entry, rename_key
 from dslint.rule import rule
 from dslint.rules import _deepspeed as ds
 
-# Sections read with dict.get whose whole key set DeepSpeed reads when it parses the config (so a
-# key outside it is ignored). Others (checkpoint, autotuning, data_efficiency's nested blocks,
-# optimizer/scheduler params, pipeline) are handed on to code that reads more keys later.
-_LAX_CHECKED = {
-    (),
-    ("activation_checkpointing",),
-    ("aio",),
-    ("flops_profiler",),
-    ("data_types",),
-    ("torch_autocast",),
-    ("optimizer",),
-    ("scheduler",),
-    ("timers",),
-    ("expert_parallel",),
-    ("data_efficiency",),
-    ("data_efficiency", "data_routing"),
-}
-
 
 def _comment_key(key: str) -> bool:
     """`_comment`, `//`, `#note`: keys people use as comments in JSON."""
@@ -220,7 +202,7 @@ def ignored_key(use, context):
     version = ds.Version(context)
     top_known = ds.known_keys(ds.schema(), version, ())
     for path, mapping, section, strict in ds.sections(use.config, version):
-        if not strict and path not in _LAX_CHECKED:
+        if not strict and path not in ds.LAX_CHECKED:
             continue
         known = ds.known_keys(section, version, path)
         all_props = section.get("properties", {})

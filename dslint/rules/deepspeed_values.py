@@ -305,7 +305,7 @@ def auto_wrong_case(use, context):
     Trainer, accelerate, ms-swift, LLaMA-Factory). Under plain DeepSpeed `"auto"` is no better,
     and for a config no launch reaches the reader is unknown: no fix there.
     """
-    for path, node in ds.scalars(use.config):
+    for path, node in ds.read_scalars(use.config, ds.Version(context)):
         value = node.value
         if not isinstance(value, str) or value == "auto" or value.strip().lower() != "auto":
             continue

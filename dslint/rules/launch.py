@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 
 from dslint.diagnostics import Finding, Fix, Related, Severity
 from dslint.documents.model import Mapping, Scalar
@@ -365,6 +366,19 @@ def missing_reference(plan, context):
     config` (deepspeed/runtime/config.py:451) only after the processes started; ms-swift and
     LLaMA-Factory fail in their argument parsing.
 
+    Two kinds of path are reported as `info`, with the assumption they rest on:
+
+    - a default the caller can override (`--deepspeed ${DS_CONFIG:-ds.json}`, `${1:-cfg.yaml}`):
+      the launch may never use it;
+    - a relative path whose first folder is nowhere in this repository, given to another
+      project's program (`llamafactory-cli train examples/train_lora/x.yaml`, `swift sft`,
+      `python -m pkg.train`): commands copied from that project's README run from its checkout.
+
+    ## Why it matters
+    DeepSpeed reports a missing config as `Expected a string path to an existing deepspeed
+    config` (deepspeed/runtime/config.py:451) only after the processes started; ms-swift and
+    LLaMA-Factory fail in their argument parsing.
+
     ## Example
     `--deepspeed configs/ds_zero3.json` when the file is `configs/ds_z3.json`.
     Use instead: the right path, relative to where the launch runs.
@@ -382,7 +396,29 @@ def missing_reference(plan, context):
             close = difflib.get_close_matches(raw, SWIFT_PRESETS, n=1)
             hint = f"; ms-swift presets are {', '.join(SWIFT_PRESETS)}" + (f" (did you mean '{close[0]}'?)" if close else "")
         shown = ", ".join(reference.tried[:4]) + (" …" if len(reference.tried) > 4 else "")
-        yield Finding(reference.span, f"{reference.role} file '{raw}' not found (looked at {shown}){hint}")
+        message = f"{reference.role} file '{raw}' not found (looked at {shown}){hint}"
+        if reference.assumed is not None:
+            yield Finding(reference.span, message, severity=Severity.INFO,
+                          related=[Related(f"assumed: {reference.assumed} keeps its default '{raw}'; the caller may set it")])
+        elif _another_checkout(plan, raw, reference):
+            yield Finding(reference.span, message, severity=Severity.INFO, related=[Related(
+                f"assumed: '{raw.split('/', 1)[0]}/' is nowhere in this repository; {plan.program.program} is another "
+                "project's program, and commands copied from its README run from its own checkout")])
+        else:
+            yield Finding(reference.span, message)
+
+
+def _another_checkout(plan, raw: str, reference) -> bool:
+    """A relative path under a folder this repository does not have, given to an installed program."""
+    program = plan.program
+    if program is None or not program.established or program.facts is not None:
+        return False  # the program is a file of this repository (or unknown): its paths are this repository's
+    if os.path.isabs(raw) or "/" not in raw.strip("./"):
+        return False
+    relative = os.path.normpath(raw.strip())
+    head = relative.split(os.sep, 1)[0]
+    bases = {tried[: -len(relative)] or "." for tried in map(os.path.normpath, reference.tried) if tried.endswith(relative)}
+    return bool(bases) and not any(os.path.isdir(os.path.join(base, head)) for base in bases)
 
 
 @rule("DS304", "processes-exceed-devices", severity="error", target="launch")

@@ -446,7 +446,7 @@ def training_value_type(plan, context):
                     node.span,
                     f"{name}: {raw} is the string '{raw}' in YAML 1.1 (PyYAML needs a dot: {fixed}); {who}, "
                     "and the optimizer or comparison fails with TypeError",
-                    fix=Fix.safe(f"Write {fixed}", Edit.replace(node.span, fixed)),
+                    fix=Fix.safe(f"Write {fixed}", Edit.replace(node.span, fixed), any_reader=True),
                     severity=_severity(certain),
                 )
                 continue
