@@ -326,6 +326,8 @@ class Engine:
 
             doc = reference.document
             reached.add(id(doc))
+            if getattr(plan.program, "kind", None) == "inference":
+                continue  # deepspeed.init_inference reads an inference config: no training rule applies
             uses.append(
                 DeepSpeedUse(
                     document=doc,

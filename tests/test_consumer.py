@@ -248,3 +248,19 @@ def test_explain_says_which_batch_factor_is_unknown_and_why(tmp_path):
     [explanation] = explain_result(Engine(Settings(root=tmp_path)).lint_paths([str(tmp_path / "run.sh")]), Options())
     assert explanation.batch.global_batch is None
     assert any(n.startswith("unknown data parallel size") for n in explanation.batch.notes), explanation.batch.notes
+
+
+def test_a_config_only_an_inference_program_reads_gets_no_training_rules(tmp_path):
+    files = {
+        "infer.sh": "deepspeed --num_gpus 2 infer.py --deepspeed ds_inference.json\n",
+        "infer.py": INFERENCE,
+        "ds_inference.json": '{"train_batch_size": 3, "train_micro_batch_size_per_gpu": 2, "fp16": {"enabled": true}}\n',
+    }
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    result = Engine(Settings(root=tmp_path)).lint_paths([str(tmp_path)])
+    assert [d.code for d in result.diagnostics if d.path.endswith("ds_inference.json")] == []
+    # The same config under a training program is judged: 3 is not 2 × 1 × 2.
+    (tmp_path / "infer.py").write_text(DEEPSPEED_LOOP)
+    result = Engine(Settings(root=tmp_path)).lint_paths([str(tmp_path)])
+    assert "DS101" in [d.code for d in result.diagnostics]

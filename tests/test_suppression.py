@@ -124,11 +124,11 @@ def test_suppression_stays_in_its_file(tmp_path):
 
 
 def test_suppressed_findings_are_not_fixed(tmp_path):
-    text = '{\n  "train_micro_batch_size_per_gpu": "4",  // dslint: disable=DS102\n  "gradient_accumulation_steps": "Auto"\n}\n'
+    text = '{\n  "train_micro_batch_size_per_gpu": "4",  // dslint: disable=DS102\n  "gradient_accumulation_steps": "8"\n}\n'
     (tmp_path / "ds.json").write_text(text, encoding="utf-8")
     subprocess.run([sys.executable, "-m", "dslint", "--no-config", "--select", CORE, "--fix", "ds.json"], cwd=tmp_path, capture_output=True, timeout=120)
     fixed = (tmp_path / "ds.json").read_text(encoding="utf-8")
-    assert fixed == text.replace('"Auto"', '"auto"')  # the suppressed "4" is left alone
+    assert fixed == text.replace('"8"', '8')  # the suppressed "4" is left alone
 
 
 def test_duplicate_key_suppressed_on_the_second_occurrence(tmp_path):
