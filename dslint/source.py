@@ -12,6 +12,7 @@ import codecs
 from dataclasses import dataclass, field
 
 MAX_FILE_BYTES = 10 * 1024 * 1024
+_ANCHOR_GAP = 4096  # bytes between the (byte, character) pairs char_offset remembers
 
 
 class DecodeError(Exception):
@@ -32,7 +33,8 @@ class SourceFile:
     newline: str = "\n"
     _line_starts: list[int] = field(default_factory=list, repr=False)
     _utf8: bytes | None = field(default=None, repr=False)
-    _byte_line_starts: list[int] | None = field(default=None, repr=False)
+    _byte_line_starts: list[int] | None = field(default=None, repr=False)  # and remembered offsets (char_offset)
+    _char_anchors: list[int] = field(default_factory=list, repr=False)
 
     def __post_init__(self) -> None:
         starts = [0]
@@ -119,7 +121,12 @@ class SourceFile:
         return self.text[self.line_start(line) : self.line_end(line)]
 
     def char_offset(self, byte_offset: int) -> int:
-        """Character offset of a UTF-8 byte offset (tree-sitter reports bytes)."""
+        """Character offset of a UTF-8 byte offset (tree-sitter reports bytes).
+
+        Counted from the nearest known (byte, character) pair below it: the line starts, plus a
+        pair remembered every few KB, so that the offsets of one long line (a minified JSON
+        vocabulary) cost a short decode each instead of one from the start of the line.
+        """
         if len(self.utf8) == len(self.text):
             return byte_offset
         if self._byte_line_starts is None:
@@ -130,10 +137,14 @@ class SourceFile:
                 starts.append(pos + 1)
                 pos = data.find(b"\n", pos + 1)
             self._byte_line_starts = starts
+            self._char_anchors = list(self._line_starts)
         index = bisect.bisect_right(self._byte_line_starts, byte_offset) - 1
-        line_byte_start = self._byte_line_starts[index]
-        prefix = self.utf8[line_byte_start:byte_offset].decode("utf-8", "replace")
-        return self._line_starts[index] + len(prefix)
+        byte_start, char_start = self._byte_line_starts[index], self._char_anchors[index]
+        count = len(self.utf8[byte_start:byte_offset].decode("utf-8", "replace"))
+        if byte_offset - byte_start > _ANCHOR_GAP:  # tree-sitter offsets fall on character boundaries
+            self._byte_line_starts.insert(index + 1, byte_offset)
+            self._char_anchors.insert(index + 1, char_start + count)
+        return char_start + count
 
 
 @dataclass(frozen=True)

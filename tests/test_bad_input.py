@@ -389,3 +389,20 @@ def test_many_bad_files_at_once(here):
     assert sorted({(f[0], f[3]) for f in without_companion(found)}) == [("bomb.yaml", "DS001"), ("deep.yaml", "DS001"), ("huge.json", "DS003")]
     for name in ("x.json", "empty.json", "loop.json", "list.yaml", "array.json"):
         assert f"dslint: skipped {name}: " in stderr
+
+
+def test_offsets_in_one_long_non_ascii_line_are_exact_in_any_order():
+    """A minified vocabulary is one line of non-ASCII text: offsets are counted from nearby
+    remembered pairs, not from the line start (which made such files quadratic to read)."""
+    import random
+
+    from dslint.source import SourceFile
+
+    rng = random.Random(7)
+    text = "".join(rng.choice("ab漢ü\"{}:,") for _ in range(200_000))
+    source = SourceFile("vocab.json", text)
+    data = source.utf8
+    boundaries = [i for i in range(0, len(data), 97) if (data[i] & 0xC0) != 0x80]
+    rng.shuffle(boundaries)
+    for offset in boundaries[:3000]:
+        assert source.char_offset(offset) == len(data[:offset].decode("utf-8"))
