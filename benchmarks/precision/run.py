@@ -96,15 +96,16 @@ def dslint_command(explicit: str | None) -> str:
 def dslint_identity(dslint: str) -> dict:
     """The dslint version and, when it runs from a git checkout, the commit (and whether it is dirty)."""
     version = run([dslint, "--version"], Path.cwd(), 60).stdout.strip()
-    identity = {"version": version, "commit": None, "dirty": None}
+    identity = {"version": version, "commit": None, "dirty": None}  # commit: of the dslint package directory
     interpreter = Path(dslint).read_text(errors="replace").splitlines()[0].removeprefix("#!").strip()
     if not interpreter or not Path(interpreter.split()[0]).exists():
         return identity
     where = run([*interpreter.split(), "-c", "import dslint, os; print(os.path.dirname(dslint.__file__))"], Path.cwd(), 60)
     package = Path(where.stdout.strip() or ".")
-    head = run(["git", "-C", str(package), "rev-parse", "HEAD"], Path.cwd(), 60)
-    if head.returncode == 0:
-        status = run(["git", "-C", str(package), "status", "--porcelain", "--untracked-files=no"], Path.cwd(), 60)
+    # the last commit that changed the package itself: benchmark-only commits do not change dslint
+    head = run(["git", "-C", str(package), "log", "-1", "--format=%H", "--", "."], Path.cwd(), 60)
+    if head.returncode == 0 and head.stdout.strip():
+        status = run(["git", "-C", str(package), "status", "--porcelain", "--untracked-files=no", "--", "."], Path.cwd(), 60)
         identity.update(commit=head.stdout.strip(), dirty=bool(status.stdout.strip()))
     return identity
 
@@ -353,9 +354,11 @@ def summarise(name: str, results: list[dict], missing: list[dict], rows: list[di
     for severity in SEVERITIES:
         verdicts = Counter(row["verdict"] for row in rows if row["severity"] == severity and row["verdict"])
         sampled = [row for row in rows if row["severity"] == severity and row["sampled"]]
+        in_sample = Counter(row["verdict"] for row in sampled if row["verdict"])
         precision[severity] = {
             "findings": by_severity[severity], "sampled": len(sampled),
             "sampled_unjudged": sum(1 for row in sampled if not row["verdict"]),
+            "sampled_false": in_sample["false"],
             "judged": verdicts["true"] + verdicts["false"], "true": verdicts["true"], "false": verdicts["false"],
         }
     launches = [launch for r in results for launch in r["explain"]["launches"]]
@@ -398,11 +401,17 @@ def markdown(summary: dict) -> str:
              + f"; sample seed {summary['seed']}, quota {summary['sample_quota']}.", ""]
     if summary["missing"]:
         lines += ["Skipped (not in the mirror):", ""] + [f"- {m['repo']}: {m['why']}" for m in summary["missing"]] + [""]
-    lines += ["## Findings and precision", "", "| severity | findings | sampled | judged | false | false rate |",
-              "|---|---:|---:|---:|---:|---:|"]
+    lines += ["## Findings and precision", "",
+              "Rates over the seeded sample (every error, a random sample of warnings and infos), and over every",
+              "finding with a verdict (the sample plus any judged beyond it).", "",
+              "| severity | findings | sampled | false in sample | false rate (sample) | judged | false | false rate (judged) |",
+              "|---|---:|---:|---:|---:|---:|---:|---:|"]
     for severity, p in summary["precision"].items():
+        judged_in_sample = p["sampled"] - p["sampled_unjudged"]
+        sample_rate = f"{100 * p['sampled_false'] / judged_in_sample:.1f}%" if judged_in_sample else "-"
         rate = f"{100 * p['false'] / p['judged']:.1f}%" if p["judged"] else "-"
-        lines.append(f"| {severity} | {p['findings']} | {p['sampled']} | {p['judged']} | {p['false']} | {rate} |")
+        lines.append(f"| {severity} | {p['findings']} | {p['sampled']} | {p['sampled_false']} | {sample_rate} | "
+                     f"{p['judged']} | {p['false']} | {rate} |")
     unjudged = sum(p["sampled_unjudged"] for p in summary["precision"].values())
     if unjudged:
         lines += ["", f"{unjudged} sampled findings have no verdict yet."]
