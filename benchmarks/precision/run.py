@@ -322,12 +322,15 @@ def build_sheet(results: list[dict], earlier: list[dict], seed: int, quota: dict
     for old in earlier:
         if old.get("verdict", "").strip():
             judged.setdefault(key(old), []).append(old)
-    for row in rows:
-        candidates = judged.get(key(row))
-        if candidates:  # the same line first, else the first one left
-            pick = next((c for c in candidates if c.get("line") == row["line"]), candidates[0])
-            candidates.remove(pick)
-            row["verdict"], row["reason"] = pick["verdict"].strip(), pick.get("reason", "").strip()
+    for same_line in (True, False):  # the verdict on the same line first; then, lines having moved, in order
+        for row in rows:
+            candidates = judged.get(key(row))
+            if row["verdict"] or not candidates:
+                continue
+            pick = next((c for c in candidates if c.get("line") == row["line"]), None) if same_line else candidates[0]
+            if pick is not None:
+                candidates.remove(pick)
+                row["verdict"], row["reason"] = pick["verdict"].strip(), pick.get("reason", "").strip()
     gone = [old for olds in judged.values() for old in olds]
     rng = random.Random(seed)
     for severity in SEVERITIES:
@@ -381,6 +384,12 @@ def summarise(name: str, results: list[dict], missing: list[dict], rows: list[di
             "global_batch_resolved": sum(1 for launch in distributed if launch["global_batch"] is not None),
             "global_batch_resolved_with_world_known": sum(1 for launch in known_world if launch["global_batch"] is not None),
         },
+        "timing": {
+            "check_seconds": round(sum(r["check"]["seconds"] for r in results), 2),
+            "explain_seconds": round(sum(r["explain"]["seconds"] for r in results), 2),
+            "explain_runs": sum(r["explain"]["scripts"] for r in results),
+            "files_checked": sum(r["check"]["files"] or 0 for r in results),
+        },
         "crashes": [{"repo": r["repo"], "check": r["check"]["crash"]} for r in results if r["check"]["crash"]]
                    + [{"repo": r["repo"], "explain": f} for r in results for f in r["explain"]["failures"]],
         "per_repo": [
@@ -427,6 +436,11 @@ def markdown(summary: dict) -> str:
               f"- world size known: {share(launches['world_size_known'], d)}",
               f"- global batch resolved: {share(launches['global_batch_resolved'], d)};"
               f" of those with the world size known: {share(launches['global_batch_resolved_with_world_known'], launches['world_size_known'])}",
+              "", "## Timing", "",
+              f"- `dslint check`: {summary['timing']['check_seconds']} s for {summary['timing']['files_checked']} files in"
+              f" {summary['repositories']} repositories (one process per repository)",
+              f"- `dslint explain`: {summary['timing']['explain_seconds']} s for {summary['timing']['explain_runs']} scripts"
+              " (one process per script)",
               "", "## Per repository", "",
               "| repo | files | error | warning | info | scripts | launches | distributed | check s | explain s |",
               "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
