@@ -4,7 +4,7 @@
            [--warnings 60] [--infos 30] [--mirror /work/.mirror] [--trees DIR] [--dslint PATH]
 
 For each ``repo<TAB>commit`` row of the TSV (the set is named after the file: ``repos-dev.tsv``
-is the set ``dev``):
+is the set ``dev``; a row without a commit is measured at the mirror's HEAD, which is printed):
 
 1. the tree at that commit is written out of the repository's bare snapshot in the mirror
    (``<mirror>/<owner>+<name>/repo``, as the ``fetch`` tool leaves it). This script cannot fetch:
@@ -75,7 +75,7 @@ class Repo:
 def read_repos(tsv: Path) -> list[Repo]:
     with tsv.open(newline="") as handle:
         rows = list(csv.DictReader(handle, delimiter="\t"))
-    return [Repo(row["repo"].strip(), row["commit"].strip()) for row in rows if row.get("repo", "").strip()]
+    return [Repo(row["repo"].strip(), (row.get("commit") or "").strip()) for row in rows if row.get("repo", "").strip()]
 
 
 def set_name(tsv: Path) -> str:
@@ -147,6 +147,9 @@ def materialise(repo: Repo, mirror: Path, trees: Path) -> tuple[Path | None, str
     git = ["git", "--git-dir", str(git_dir)]
     if not git_dir.is_dir():
         return None, f"not in the mirror: fetch github:{repo.name}"
+    if not repo.commit:  # a list without commits (the held-out candidates): measure the snapshot, and say which
+        repo.commit = run([*git, "rev-parse", "HEAD"], trees, 60).stdout.strip()
+        print(f"{repo.name}: no commit in the list, measuring the mirror's HEAD {repo.commit}; record it", file=sys.stderr)
     if run([*git, "cat-file", "-e", f"{repo.commit}^{{commit}}"], trees, 60).returncode:
         head = run([*git, "rev-parse", "HEAD"], trees, 60).stdout.strip()
         return None, f"commit {repo.commit} is not in the mirror's snapshot (its HEAD is {head})"
