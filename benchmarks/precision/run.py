@@ -247,8 +247,14 @@ def value_of(entry: object) -> object:
 
 
 def consumer_of(launch: dict) -> tuple[str | None, object]:
-    """The consumer and its evidence; accepts a plain string or an object with evidence."""
-    consumer = launch.get("consumer")
+    """The consumer dslint established and its evidence (``program`` in explain's JSON); a consumer
+    that is only assumed from the flags does not count as identified."""
+    program = launch.get("program")
+    if isinstance(program, dict):
+        if program.get("established"):
+            return program.get("kind"), program.get("evidence") or [program.get("program")]
+        return None, None
+    consumer = launch.get("consumer")  # explain before the program field: a guess from the flags
     if isinstance(consumer, dict):
         return consumer.get("kind") or consumer.get("value") or consumer.get("name"), consumer.get("evidence")
     return consumer, launch.get("consumer_evidence")

@@ -88,7 +88,14 @@ class _Context:
             if self.parsers is not None:
                 self.own = self.parsers.own
                 self.strict = self.parsers.complete
-                self.extra_spaces = [space for space in (_trl_space(schema) for schema in self.parsers.schemas) if space]
+                classes = tuple(schema.partition(":")[2] for schema in self.parsers.schemas if schema.startswith("transformers:"))
+                if classes and self.in_use is not None:
+                    self.sets = classes  # Seq2SeqTrainingArguments has fields TrainingArguments lacks
+                    self.space = arg_space(self.in_use.generation.schema_name, self.sets)
+                others = [schema for schema in self.parsers.schemas if not schema.startswith("transformers:")]
+                self.extra_spaces = [space for space in map(_trl_space, others) if space]
+                if len(self.extra_spaces) < len(others):
+                    self.strict = False  # a TRL config dslint has no schema for: its fields are unknown
 
         if self.package is not None and not self._belongs():
             self.package = None
