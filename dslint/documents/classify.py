@@ -73,22 +73,47 @@ def looks_like_script(text: str) -> bool:
 
 
 def classify_json(root) -> str | None:
+    """A DeepSpeed config when at least a third of its keys are DeepSpeed's: a program's own config
+    that merely carries DeepSpeed's settings among many of its own (GPT-NeoX's `num-layers`,
+    `save-interval` ...) is that program's, not DeepSpeed's, unless a launch names it as one. A
+    DeepSpeed config with a few misspelt keys stays one (they are `ignored-key` findings)."""
     if not isinstance(root, Mapping):
         return None
-    deepspeed = training = 0
+    deepspeed = training = others = 0
+    unsure = []
     for entry in root.entries:
         key = entry.key
         if key in DEEPSPEED_ONLY_KEYS:
             deepspeed += 1
         elif key in DEEPSPEED_SECTION_KEYS and isinstance(entry.value, Mapping):
             deepspeed += 1
+        elif not key.startswith(("_", "#", "//")):
+            unsure.append(key)
         if key in TRAINING_KEYS and key not in ("fp16", "bf16", "gradient_accumulation_steps"):
             training += 1
-    if deepspeed and deepspeed >= training:
+    if deepspeed and deepspeed * 2 < len(unsure):
+        known = _deepspeed_top_level_keys()  # rarer DeepSpeed keys, only when the common ones do not decide
+        others = sum(1 for key in unsure if key not in known)
+        deepspeed += len(unsure) - others
+    else:
+        others = 0 if deepspeed else len(unsure)
+    if deepspeed and deepspeed >= training and deepspeed * 2 >= others:
         return DEEPSPEED
     if training >= 2:
         return TRAINING_JSON
     return None
+
+
+_TOP_LEVEL: frozenset | None = None
+
+
+def _deepspeed_top_level_keys() -> frozenset:
+    global _TOP_LEVEL
+    if _TOP_LEVEL is None:
+        from dslint.schemas import load_schema
+
+        _TOP_LEVEL = frozenset(load_schema("deepspeed").get("properties", {}))
+    return _TOP_LEVEL
 
 
 def classify_unparsable_json(text: str, path: str) -> str | None:
