@@ -224,15 +224,29 @@ def _sections(config: Mapping, version: Version):
 
 def described_entries(config: Mapping, version: Version, strict: bool):
     """(path, entry, spec) for every entry with a schema of the strict (or lax) sections,
-    skipping values that are exactly "auto" (DeepSpeed drops those before validating)."""
+    skipping values that are exactly "auto" (DeepSpeed drops those before validating), and the
+    search space of an autotuning config: with `autotuning.enabled`, `deepspeed --autotuning`
+    takes a list as the values to try (autotuning/utils.py `get_tuning_keys`) and the ZeRO stage
+    may be a list or "all" (autotuning/autotuner.py:432-434); it runs DeepSpeed with one value
+    of each at a time."""
+    tuning = autotuning_enabled(config)
     for path, mapping, section, is_strict in sections(config, version):
         if is_strict != strict:
             continue
         props = known_keys(section, version, path)
         for item in mapping.entries:
             spec = props.get(item.key)
-            if spec is not None and not is_auto(item.value):
-                yield path, item, spec
+            if spec is None or is_auto(item.value):
+                continue
+            if tuning and (isinstance(item.value, Sequence) or (path + (item.key,) == ("zero_optimization", "stage")
+                                                               and raw(item.value) == "all")):
+                continue
+            yield path, item, spec
+
+
+def autotuning_enabled(config: Mapping) -> bool:
+    section = config.get("autotuning")
+    return isinstance(section, Mapping) and raw(section.get("enabled")) is True
 
 
 # ---- reading values the way DeepSpeed does ------------------------------------------------
