@@ -132,7 +132,9 @@ def offload_with_client_optimizer(use, context):
       accelerate 1.2 per optimizer class), so only the deprecated `cpu_offload: true`, which
       accelerate does not look at, fails there: an error.
     - A config no launch reaches, or the plain deepspeed launcher: a warning, because it fails
-      whenever the training code passes its own torch optimizer.
+      whenever the training code passes its own torch optimizer. A config no launch reaches that
+      has `"auto"` values is read by HF Trainer or accelerate (nothing else fills them), so it is
+      judged as theirs.
 
     ## Why it matters
     With offload, DeepSpeed requires its own CPU optimizer: a client optimizer that is not
@@ -173,12 +175,14 @@ def offload_with_client_optimizer(use, context):
     section = zero.get("offload_optimizer")
     via_section = isinstance(section, Mapping) and ds.raw(section.get("device")) in ("cpu", "nvme")
     anchor_item = zero.entry("offload_optimizer") if via_section else zero.entry("cpu_offload")
-    hf = ds.hf_like(use)
+    # "auto" values in a config no launch reaches say who reads it: only HF Trainer and accelerate fill them.
+    hf = ds.hf_like(use) or (use.consumer is None and ds.has_auto(use.config))
     if hf and via_section:
         return  # accelerate swaps the torch optimizer for DeepSpeedCPUAdam
     if hf:
         why = (
-            f"{ds.consumer_label(use)} passes its own torch optimizer, and accelerate converts it to DeepSpeedCPUAdam only "
+            f"{ds.consumer_label(use) or 'HF Trainer or accelerate'} passes its own torch optimizer, and accelerate converts it "
+            "to DeepSpeedCPUAdam only "
             "when it sees zero_optimization.offload_optimizer, not the deprecated cpu_offload"
         )
     else:
