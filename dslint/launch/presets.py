@@ -4,7 +4,8 @@ ms-swift maps `--deepspeed zero0|zero1|zero2|zero3|zero2_offload|zero3_offload` 
 `swift/config/<name>.json` (ms-swift swift/arguments/sft_args.py:259-269). dslint describes
 their settings here so a launch that names a preset is checked like one that names a file.
 The values are those of ms-swift 3.x/4.x: every batch and precision key is "auto" (HF fills
-them), there is no optimizer or scheduler section.
+them), there is no optimizer or scheduler section. ms-swift 2.x's names (`default-zero2`, ...)
+and contents are below.
 """
 
 from __future__ import annotations
@@ -65,6 +66,30 @@ SWIFT_PRESETS = {
     "zero3": _preset(3, "none", "none"),
     "zero3_offload": _preset(3, "cpu", "cpu"),
 }
+
+
+# ms-swift 2.x named its presets differently and shipped other contents: an AdamW optimizer and a
+# WarmupCosineLR scheduler with "auto" values, overlap_comm on, and zero3-offload offloading only
+# the parameters (ms-swift 2.6.1 swift/llm/utils/argument.py:964-969, swift/llm/ds_config/*.json).
+_ADAMW_AUTO = {"type": "AdamW", "params": {"lr": "auto", "betas": "auto", "eps": "auto", "weight_decay": "auto"}}
+_COSINE_AUTO = {"type": "WarmupCosineLR", "params": {"total_num_steps": "auto", "warmup_num_steps": "auto"}}
+
+
+def _preset_2x(stage: int, optimizer_device: str, param_device: str | None) -> dict:
+    zero = _zero(stage, optimizer_device, param_device)
+    zero["overlap_comm"] = True
+    zero.pop("zero_quantized_weights", None)
+    zero.pop("zero_quantized_gradients", None)
+    return {"fp16": dict(_FP16), "bf16": {"enabled": "auto"}, "optimizer": _ADAMW_AUTO, "scheduler": _COSINE_AUTO,
+            "zero_optimization": zero, **_COMMON_TOP}
+
+
+SWIFT_PRESETS.update({
+    "default-zero2": _preset_2x(2, "none", None),
+    "default-zero3": _preset_2x(3, "none", "none"),
+    "zero2-offload": _preset_2x(2, "cpu", None),
+    "zero3-offload": _preset_2x(3, "none", "cpu"),
+})
 
 
 def preset_text(name: str) -> str | None:
