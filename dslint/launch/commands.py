@@ -17,7 +17,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from dslint.documents.shell import Command, Script, Word, _span_text, split_word
+from dslint.documents.shell import Command, Script, Word, split_word
+from dslint.documents.shell.model import span_text as _span_text
 from dslint.source import Span
 
 __all__ = ["Option", "LaunchCommand", "find_launches", "launch_of", "LAUNCHERS"]

@@ -1,1028 +1,34 @@
-"""Shell launch scripts read statically: commands, their words and the environment they see.
+"""The walker: reads the statements of a tree-sitter-bash tree in order, as bash runs them.
 
-Nothing here runs anything. ``parse_script`` parses the text with tree-sitter-bash and walks
-the statements in order, keeping a table of shell variables so that every word of every
-command gets the value bash would give it, when that value can be known from the file alone.
-
-Rules of the evaluation:
-
-* A value is known only when the script itself decides it. Anything that comes from outside
-  the file (the caller's environment, ``$1``, ``read``, ``$(nvidia-smi ...)``, loop variables,
-  ``~``) is unknown: ``value`` is ``None``. Nothing is guessed.
-* Besides the strict value, every word and variable carries ``assumed``: the value it has when
-  the caller sets none of the variables the script leaves open and passes no arguments
-  (``${NPROC:-8}`` is unknown, assumed ``"8"``). Rules can use it for softer findings.
-* ``if``/``case`` branches and the right side of ``&&``/``||`` run on copies of the table; a
-  variable whose branches disagree is unknown afterwards. Variables assigned in a loop body are
-  unknown in the body and after it.
-* Unquoted expansions are split into fields as bash does (``$ARGS`` with ``ARGS="--a 1"``
-  gives two words); an unquoted expansion whose value is unknown keeps one word with
-  ``may_split`` set, because it may stand for any number of words.
-* Exported variables (``export``, ``declare -x``, ``set -a``) and prefix assignments
-  (``VAR=x cmd``, ``env VAR=x cmd``) form a command's ``environment``; plain assignments are
-  only ``shell_vars``. A variable the caller had already exported stays exported after a plain
-  assignment, which a static reader cannot see: rules should word findings accordingly.
-
-Positions are ``Span`` character ranges; words produced by ``eval``/``bash -c`` point at the
-string that was evaluated.
+See the package docstring for the rules of the evaluation.
 """
 
 from __future__ import annotations
 
 import bisect
-import fnmatch
 import os
 import re
-from dataclasses import dataclass, field
-from typing import NamedTuple
-from collections.abc import Iterable
 
 from dslint.documents.model import ParseProblem
-from dslint.source import SourceFile, Span
+from dslint.source import Span
 
-__all__ = [
-    "Word",
-    "Assignment",
-    "Value",
-    "Command",
-    "Trap",
-    "Heredoc",
-    "FunctionDef",
-    "VarRef",
-    "Script",
-    "parse_script",
-    "split_word",
-    "LAUNCHER_NAMES",
-    "is_launcher_name",
-    "LAUNCH_ENV_VARS",
-    "is_launch_env_var",
-]
+from .arith import ARITH_ASSIGN_RE, Arith, ArithError, expr_eval, parse_int
+from .model import Assignment, Command, FunctionDef, Heredoc, Script, Value, VarRef, Word
+from .pieces import BREAK, UNKNOWN, join, known
+from .quoting import ansi_c, remove_affix, unquote_dq, unquote_word
+from .treesitter import parser
+from .variables import ALWAYS_SET, ASSIGN_WORD_RE, NAME_RE, Ctx, Var, unknown_var
+from .wrappers import MPI_FLAGS, MPI_TWO_VALUES, SRUN_LONG_FLAGS, SRUN_SHORT_FLAGS
 
-# ---------------------------------------------------------------------------------------
-# public data
-# ---------------------------------------------------------------------------------------
-
-
-def _span_text(span: Span | None) -> str:
-    if span is None:
-        return "?"
-    line, col = span.source.position(span.start)
-    return f"{line}:{col}"
-
-
-@dataclass(eq=False, repr=False)
-class Word:
-    """One word of a command as bash passes it to the program.
-
-    ``value`` is the string after quote removal and expansion, or None when any part of it
-    is unknown. ``parts`` keeps the pieces: ``(value, assumed)`` pairs where an unknown piece
-    has value None. ``literal`` is True when the source text contains no expansion at all.
-    """
-
-    span: Span
-    raw: str
-    value: str | None
-    literal: bool = True
-    assumed: str | None = None
-    may_split: bool = False
-    parts: tuple = ()
-
-    @property
-    def known(self) -> bool:
-        return self.value is not None
-
-    @property
-    def prefix(self) -> str:
-        """The known text at the start of the word (all of it when the word is known)."""
-        if self.value is not None:
-            return self.value
-        out = []
-        for piece in self.parts:
-            if piece[0] is None:
-                break
-            out.append(piece[0])
-        return "".join(out)
-
-    def __repr__(self) -> str:
-        extra = "" if self.value == self.raw else f" value={self.value!r}"
-        if self.value is None and self.assumed is not None:
-            extra += f" assumed={self.assumed!r}"
-        return f"Word({self.raw!r}{extra} @{_span_text(self.span)})"
-
-
-@dataclass(eq=False, repr=False)
-class Assignment:
-    """``NAME=value`` wherever it is written. ``value`` is None for ``export NAME``."""
-
-    name: str
-    name_span: Span
-    value: Word | None
-    span: Span
-    exported: bool
-    kind: str  # "prefix" | "export" | "plain" | "default"
-    in_function: str | None = None
-    conditional: bool = False
-    in_loop: bool = False
-    from_eval: bool = False
-
-    def __repr__(self) -> str:
-        val = None if self.value is None else self.value.value
-        exported = " exported" if self.exported else ""
-        return f"Assignment({self.name}={val!r} {self.kind}{exported} @{_span_text(self.span)})"
-
-
-@dataclass(frozen=True, repr=False)
-class Value:
-    """A variable as one command sees it. ``value`` None means unknown."""
-
-    value: str | None
-    span: Span | None  # where it was set (None when it only comes from the caller)
-    source_kind: str  # "assignment" | "export" | "prefix" | "default" | "caller-env"
-    assumed: str | None = None
-
-    def __repr__(self) -> str:
-        return f"Value({self.value!r} {self.source_kind} @{_span_text(self.span)})"
-
-
-@dataclass(eq=False, repr=False)
-class Command:
-    """A simple command after wrappers (``nohup``, ``env``, ``exec``, ``time`` ...) are peeled off."""
-
-    span: Span
-    name: Word
-    args: list[Word]
-    env: list[Assignment]  # its own prefix assignments (and those of an `env` wrapper)
-    in_function: str | None = None
-    conditional: bool = False
-    in_loop: bool = False
-    from_eval: bool = False
-    background: bool = False
-    wrappers: list[Word] = field(default_factory=list)
-    clears_env: bool = False  # env -i / exec -c: nothing but `env` reaches the program
-    # (variable table, extra env, unset names, clears, child shell); read lazily
-    _scope: tuple | None = field(default=None, repr=False)
-    _environment: dict | None = field(default=None, repr=False)
-    _shell_vars: dict | None = field(default=None, repr=False)
-
-    @property
-    def environment(self) -> dict[str, Value]:
-        """Every variable the program gets in its environment: exported ones and prefix assignments."""
-        if self._environment is None:
-            env: dict[str, Value] = {}
-            if self._scope is not None:
-                table, extra, unsets, clears, _child = self._scope
-                if not clears:
-                    env = {n: v.public for n, v in table.items() if v.exported and not v.unset}
-                for n in unsets:
-                    env.pop(n, None)
-                for n, value in extra:
-                    env[n] = value
-            self._environment = env
-        return self._environment
-
-    @property
-    def shell_vars(self) -> dict[str, Value]:
-        """Variables set in the shell but not exported: the program does not see them."""
-        if self._shell_vars is None:
-            out: dict[str, Value] = {}
-            if self._scope is not None:
-                table, _extra, _unsets, _clears, child = self._scope
-                if not child:
-                    out = {n: v.public for n, v in table.items() if not v.exported and not v.unset}
-            self._shell_vars = out
-        return self._shell_vars
-
-    @property
-    def argv(self) -> list[Word]:
-        return [self.name, *self.args]
-
-    @property
-    def basename(self) -> str | None:
-        """File name of the program (``/usr/bin/python3`` -> ``python3``), None when unknown."""
-        if self.name.value is None:
-            return None
-        return os.path.basename(self.name.value)
-
-    def __repr__(self) -> str:
-        words = " ".join(w.raw if w.value is None else w.value for w in self.argv)
-        return f"Command({words!r} @{_span_text(self.span)})"
-
-
-@dataclass(eq=False, repr=False)
-class Trap:
-    """A place where bash reads the text differently from how it looks."""
-
-    code_name: str
-    span: Span
-    message: str
-
-    def __repr__(self) -> str:
-        return f"Trap({self.code_name} @{_span_text(self.span)})"
-
-
-@dataclass(eq=False, repr=False)
-class Heredoc:
-    """A here-document: ``cat > ds.json <<EOF ... EOF``."""
-
-    span: Span  # the body
-    target: Word | None  # the file it is written to, when there is one
-    value: str | None  # the body after expansion (None when any part is unknown)
-    delimiter: str
-    expanded: bool  # False for <<'EOF' (body taken literally)
-    command: Command | None = None
-
-    def __repr__(self) -> str:
-        tgt = None if self.target is None else self.target.value
-        return f"Heredoc(-> {tgt!r} @{_span_text(self.span)})"
-
-
-@dataclass(eq=False, repr=False)
-class FunctionDef:
-    name: str
-    span: Span
-    assigns: frozenset = frozenset()  # global variables the body sets
-
-    def __repr__(self) -> str:
-        return f"FunctionDef({self.name} @{_span_text(self.span)})"
-
-
-@dataclass(eq=False, repr=False)
-class VarRef:
-    """``$NAME`` / ``${NAME...}`` in a word. ``set_in_script`` is False when only the caller can set it."""
-
-    name: str
-    span: Span
-    set_in_script: bool
-
-    def __repr__(self) -> str:
-        return f"VarRef({self.name} @{_span_text(self.span)})"
-
-
-@dataclass(eq=False)
-class Script:
-    source: SourceFile
-    commands: list[Command] = field(default_factory=list)
-    assignments: list[Assignment] = field(default_factory=list)
-    problems: list[ParseProblem] = field(default_factory=list)
-    continuation_traps: list[Trap] = field(default_factory=list)
-    heredocs: list[Heredoc] = field(default_factory=list)
-    functions: dict[str, FunctionDef] = field(default_factory=dict)
-    references: list[VarRef] = field(default_factory=list)
-
-    @property
-    def path(self) -> str:
-        return self.source.path
-
-
-# ---------------------------------------------------------------------------------------
-# launchers and the environment variables they read (shared with dslint.launch.commands)
-# ---------------------------------------------------------------------------------------
-
-LAUNCHER_NAMES = frozenset(
-    {"deepspeed", "torchrun", "accelerate", "accelerate-launch", "swift", "megatron", "llamafactory-cli", "lmf"}
-)
-_PYTHON_RE = re.compile(r"python(\d+(\.\d+)*)?\Z")
-
-
-def is_launcher_name(basename: str | None) -> bool:
-    return basename is not None and (basename in LAUNCHER_NAMES or bool(_PYTHON_RE.match(basename)))
-
-
-# Variables the launchers and trainers read from their environment (swift_npu_rules.md §1-3).
-_COMMON_ENV = frozenset(
-    {
-        "CUDA_VISIBLE_DEVICES",
-        "ASCEND_RT_VISIBLE_DEVICES",
-        "HIP_VISIBLE_DEVICES",
-        "ROCR_VISIBLE_DEVICES",
-        "OMP_NUM_THREADS",
-        "TOKENIZERS_PARALLELISM",
-        "LD_LIBRARY_PATH",
-        "PYTHONPATH",
-    }
-)
-_COMMON_PREFIXES = (
-    "NCCL_",
-    "HCCL_",
-    "PYTORCH_",
-    "TORCH_",
-    "CUDA_",
-    "ASCEND_",
-    "HF_",
-    "TRANSFORMERS_",
-    "WANDB_",
-    "DS_",
-    "NPU_",
-    "VLLM_",
-)
-_SWIFT_ENV = frozenset(
-    {
-        "NPROC_PER_NODE",
-        "NNODES",
-        "NODE_RANK",
-        "MASTER_ADDR",
-        "MASTER_PORT",
-        "MAX_PIXELS",
-        "MIN_PIXELS",
-        "VIDEO_MAX_PIXELS",
-        "FPS_MAX_FRAMES",
-        "CELOSS_PARALLEL_SIZE",
-        "DISABLE_MP_DDP",
-        "USE_HF",
-        "MEGATRON_LM_PATH",
-    }
-)
-_LLAMAFACTORY_ENV = frozenset(
-    {
-        "FORCE_TORCHRUN",
-        "NNODES",
-        "NODE_RANK",
-        "NPROC_PER_NODE",
-        "MASTER_ADDR",
-        "MASTER_PORT",
-        "USE_RAY",
-        "USE_V1",
-        "USE_MCA",
-        "USE_MEGATRON_BRIDGE",
-        "USE_KT",
-        "ALLOW_EXTRA_ARGS",
-        "RDZV_ID",
-        "MIN_NNODES",
-        "MAX_NNODES",
-        "MAX_RESTARTS",
-        "OPTIM_TORCH",
-    }
-)
-LAUNCH_ENV_VARS = _COMMON_ENV | _SWIFT_ENV | _LLAMAFACTORY_ENV
-
-
-def is_launch_env_var(name: str, launcher: str | None = None) -> bool:
-    """Whether a launcher (a command basename; None for any) reads ``name`` from its environment."""
-    if name in _COMMON_ENV or name.startswith(_COMMON_PREFIXES):
-        return True
-    if launcher is None:
-        return name in LAUNCH_ENV_VARS or name.startswith(("SWIFT_", "MODELSCOPE_", "ACCELERATE_"))
-    if launcher in ("swift", "megatron"):
-        return name in _SWIFT_ENV or name.startswith(("SWIFT_", "MODELSCOPE_"))
-    if launcher in ("llamafactory-cli", "lmf"):
-        return name in _LLAMAFACTORY_ENV
-    if launcher in ("accelerate", "accelerate-launch"):
-        return name.startswith("ACCELERATE_")
-    return False
-
-
-# ---------------------------------------------------------------------------------------
-# tree-sitter, loaded on first use
-# ---------------------------------------------------------------------------------------
-
-_PARSER = None
-
-
-def _parser():
-    global _PARSER
-    if _PARSER is None:
-        import tree_sitter
-        import tree_sitter_bash
-
-        _PARSER = tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
-    return _PARSER
-
-
-# ---------------------------------------------------------------------------------------
-# small helpers
-# ---------------------------------------------------------------------------------------
-
-_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
-_ASSIGN_WORD_RE = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(\+?=)")
 _IFS_SPLIT = re.compile(r"[ \t\n]+")
 _BRACE_RE = re.compile(r"\{[^{}\s]*(,|\.\.)[^{}\s]*\}")
 _REDIRECTS = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
-_RESERVED_STRAYS = frozenset({"then", "else", "elif", "fi", "do", "done", "esac", "in", "}"})
-# Variables every login shell has: their "assumed" value is not the empty string.
-_ALWAYS_SET = frozenset(
-    {
-        "HOME",
-        "PATH",
-        "USER",
-        "PWD",
-        "OLDPWD",
-        "HOSTNAME",
-        "SHELL",
-        "LANG",
-        "RANDOM",
-        "SECONDS",
-        "LINENO",
-        "BASH_SOURCE",
-        "BASHPID",
-        "PPID",
-        "UID",
-        "EUID",
-        "IFS",
-        "BASH",
-        "BASH_VERSION",
-        "HOSTTYPE",
-        "OSTYPE",
-        "LOGNAME",
-        "TERM",
-        "SHLVL",
-    }
-)
-# srun options that take no value (everything else takes one, unless written --opt=value)
-_SRUN_SHORT_FLAGS = frozenset("EhHklOQsuvXZI")
-_SRUN_LONG_FLAGS = frozenset(
-    {
-        "exclusive",
-        "label",
-        "unbuffered",
-        "overlap",
-        "pty",
-        "quiet",
-        "verbose",
-        "kill-on-bad-exit",
-        "no-kill",
-        "help",
-        "usage",
-        "test-only",
-        "disable-status",
-        "multi-prog",
-        "no-allocate",
-        "exact",
-        "spread-job",
-        "whole",
-        "oversubscribe",
-        "contiguous",
-        "reboot",
-        "overcommit",
-        "preserve-env",
-        "x11",
-        "hold",
-        "immediate",
-        "nice",
-        "external-launcher",
-        "send-libs",
-        "version",
-    }
-)
-# mpirun/mpiexec (Open MPI, MPICH, Intel MPI)
-_MPI_TWO_VALUES = frozenset({"mca", "gmca", "genv", "env"})
-_MPI_FLAGS = frozenset(
-    {
-        "allow-run-as-root",
-        "oversubscribe",
-        "v",
-        "verbose",
-        "report-bindings",
-        "tag-output",
-        "display-map",
-        "display-allocation",
-        "q",
-        "quiet",
-        "timestamp-output",
-        "genvall",
-        "genvnone",
-        "noprefix",
-        "enable-recovery",
-        "use-hwthread-cpus",
-        "bind-to-core",
-        "bind-to-socket",
-        "nolocal",
-        "no-prefix",
-        "l",
-        "prepend-rank",
-        "hostlist",
-    }
-)
 _MAX_DEPTH = 120  # statement nesting handled; deeper constructs are skipped
 _MAX_EVAL_DEPTH = 4
 _MAX_EXPANSION_NESTING = 100  # $( $( ... ) ), ${a:-${b:-...}} deeper than this is unknown
-_MAX_VALUE_CHARS = 100_000  # a value longer than this (A="$A$A" forty times) is unknown
-_MAX_VAR_PARTS = 256  # a variable built from more pieces keeps them joined into one
-_MAX_ARRAY_ELEMENTS = 10_000  # a longer array (A=("${A[@]}" "${A[@]}") ...) is unknown
 
-UNKNOWN = (None, None)
-BREAK = None  # field break inside a piece list ("${arr[@]}")
 
-
-def _join(parts: Iterable[tuple]) -> tuple[str | None, str | None]:
-    """(value, assumed) of a sequence of (value, assumed[, quoted]) pieces."""
-    vals: list[str] | None = []
-    asms: list[str] | None = []
-    vlen = alen = 0
-    for piece in parts:
-        if piece is None:
-            continue
-        v, a = piece[0], piece[1]
-        if vals is not None:
-            if v is None or vlen + len(v) > _MAX_VALUE_CHARS:
-                vals = None
-            else:
-                vals.append(v)
-                vlen += len(v)
-        if asms is not None:
-            if a is None or alen + len(a) > _MAX_VALUE_CHARS:
-                asms = None
-            else:
-                asms.append(a)
-                alen += len(a)
-    return (None if vals is None else "".join(vals), None if asms is None else "".join(asms))
-
-
-def _known(text: str, quoted: bool = False) -> tuple:
-    return (text, text, quoted)
-
-
-def _unquote_word(text: str) -> str:
-    """Backslash removal for an unquoted word: a backslash escapes any character."""
-    return _remove_backslashes(text, None)
-
-
-def _unquote_dq(text: str, escapable: str = '$`"\\') -> str:
-    """Backslash processing inside double quotes (and here-documents, with ``"`` not special)."""
-    return _remove_backslashes(text, escapable)
-
-
-def _remove_backslashes(text: str, escapable: str | None) -> str:
-    """Drop line continuations and the backslash before an escapable character (None: any)."""
-    if "\\" not in text:
-        return text
-    out = []
-    i, n = 0, len(text)
-    while i < n:
-        ch = text[i]
-        if ch == "\\" and i + 1 < n:
-            nxt = text[i + 1]
-            if nxt == "\n":
-                i += 2
-                continue
-            if nxt == "\r" and i + 2 < n and text[i + 2] == "\n":
-                i += 3
-                continue
-            if escapable is None or nxt in escapable:
-                out.append(nxt)
-                i += 2
-                continue
-        out.append(ch)
-        i += 1
-    return "".join(out)
-
-
-_ANSI_SIMPLE = {
-    "n": "\n",
-    "t": "\t",
-    "r": "\r",
-    "a": "\a",
-    "b": "\b",
-    "f": "\f",
-    "v": "\v",
-    "e": "\x1b",
-    "E": "\x1b",
-    "\\": "\\",
-    "'": "'",
-    '"': '"',
-    "?": "?",
-}
-
-
-def _ansi_c(text: str) -> str:
-    out = []
-    i, n = 0, len(text)
-    while i < n:
-        ch = text[i]
-        if ch != "\\" or i + 1 >= n:
-            out.append(ch)
-            i += 1
-            continue
-        nxt = text[i + 1]
-        if nxt in _ANSI_SIMPLE:
-            out.append(_ANSI_SIMPLE[nxt])
-            i += 2
-        elif nxt == "x":
-            m = re.match(r"[0-9a-fA-F]{1,2}", text[i + 2 :])
-            if m:
-                out.append(chr(int(m.group(0), 16)))
-                i += 2 + len(m.group(0))
-            else:
-                out.append("\\x")
-                i += 2
-        elif nxt in "01234567":
-            m = re.match(r"[0-7]{1,3}", text[i + 1 :])
-            out.append(chr(int(m.group(0), 8) & 0xFF))
-            i += 1 + len(m.group(0))
-        else:
-            out.append("\\" + nxt)
-            i += 2
-    return "".join(out)
-
-
-def _parse_int(text: str | None) -> int | None:
-    """An integer as bash arithmetic reads a constant (decimal, 0x hex, 0 octal, base#n)."""
-    if text is None:
-        return None
-    s = text.strip()
-    if not s:
-        return 0
-    sign = 1
-    if s[0] in "+-":
-        if s[0] == "-":
-            sign = -1
-        s = s[1:].strip()
-    try:
-        if re.fullmatch(r"0[xX][0-9a-fA-F]+", s):
-            return sign * int(s, 16)
-        if re.fullmatch(r"0[0-7]+", s):
-            return sign * int(s, 8)
-        if re.fullmatch(r"[0-9]+", s):
-            return sign * int(s)
-        m = re.fullmatch(r"([0-9]+)#([0-9a-zA-Z]+)", s)
-        if m and 2 <= int(m.group(1)) <= 36:
-            return sign * int(m.group(2), int(m.group(1)))
-    except ValueError:
-        return None
-    return None
-
-
-def _c_div(a: int, b: int) -> int | None:
-    if b == 0:
-        return None
-    q = abs(a) // abs(b)
-    return q if (a >= 0) == (b >= 0) else -q
-
-
-def _c_mod(a: int, b: int) -> int | None:
-    q = _c_div(a, b)
-    return None if q is None else a - b * q
-
-
-def _glob_regex(pattern: str, shortest: bool) -> re.Pattern | None:
-    try:
-        rx = fnmatch.translate(pattern)
-    except Exception:  # pragma: no cover - fnmatch accepts everything
-        return None
-    if shortest:
-        rx = rx.replace(".*", ".*?")
-    try:
-        return re.compile(rx, re.S)
-    except re.error:
-        return None
-
-
-def _remove_affix(value: str, pattern: str, op: str) -> str | None:
-    if not any(c in pattern for c in "*?["):
-        if op in ("#", "##"):
-            return value[len(pattern) :] if value.startswith(pattern) else value
-        return value[: len(value) - len(pattern)] if pattern and value.endswith(pattern) else value
-    rx = _glob_regex(pattern, shortest=False)
-    if rx is None:
-        return None
-    n = len(value)
-    if op == "#":
-        order = range(0, n + 1)
-    elif op == "##":
-        order = range(n, -1, -1)
-    elif op == "%":
-        order = range(n, -1, -1)
-    else:
-        order = range(0, n + 1)
-    for k in order:
-        if op in ("#", "##"):
-            if rx.match(value[:k]):
-                return value[k:]
-        else:
-            if rx.match(value[k:]):
-                return value[:k]
-    return value
-
-
-# ---------------------------------------------------------------------------------------
-# bash arithmetic, on text (tree-sitter's arithmetic trees get unary minus precedence wrong)
-# ---------------------------------------------------------------------------------------
-
-_ARITH_ASSIGN_RE = re.compile(
-    r"([A-Za-z_][A-Za-z0-9_]*)\s*(?:[-+*/%&|^]|<<|>>)?=(?!=)"
-    r"|([A-Za-z_][A-Za-z0-9_]*)\s*(?:\+\+|--)|(?:\+\+|--)\s*([A-Za-z_][A-Za-z0-9_]*)"
-)
-_ARITH_TOKEN = re.compile(
-    r"\s*(?:(?P<num>[0-9]+#[0-9A-Za-z@_]+|0[xX][0-9A-Fa-f]+|[0-9]+)|(?P<name>[A-Za-z_][A-Za-z0-9_]*)"
-    r"|(?P<op><<=|>>=|\*\*|\+\+|--|<<|>>|<=|>=|==|!=|&&|\|\||\+=|-=|\*=|/=|%=|&=|\^=|\|=|[-+*/%<>=!~&^|?:(),]))"
-)
-_BINARY_PREC = {
-    "||": 3,
-    "&&": 4,
-    "|": 5,
-    "^": 6,
-    "&": 7,
-    "==": 8,
-    "!=": 8,
-    "<": 9,
-    ">": 9,
-    "<=": 9,
-    ">=": 9,
-    "<<": 10,
-    ">>": 10,
-    "+": 11,
-    "-": 11,
-    "*": 12,
-    "/": 12,
-    "%": 12,
-    "**": 13,
-}
-_ASSIGN_OPS = frozenset({"=", "+=", "-=", "*=", "/=", "%=", "<<=", ">>=", "&=", "^=", "|="})
-
-
-class _ArithError(Exception):
-    pass
-
-
-def _arith_apply(op: str, a: int, b: int) -> int:
-    if op == "+":
-        return a + b
-    if op == "-":
-        return a - b
-    if op == "*":
-        return a * b
-    if op == "/":
-        r = _c_div(a, b)
-    elif op == "%":
-        r = _c_mod(a, b)
-    elif op == "**":
-        if b < 0 or b > 4096:
-            raise _ArithError
-        r = a**b
-    elif op == "<<":
-        r = a << b if 0 <= b < 4096 else None
-    elif op == ">>":
-        r = a >> b if b >= 0 else None
-    elif op == "&":
-        return a & b
-    elif op == "|":
-        return a | b
-    elif op == "^":
-        return a ^ b
-    elif op == "==":
-        return int(a == b)
-    elif op == "!=":
-        return int(a != b)
-    elif op == "<":
-        return int(a < b)
-    elif op == ">":
-        return int(a > b)
-    elif op == "<=":
-        return int(a <= b)
-    elif op == ">=":
-        return int(a >= b)
-    else:
-        raise _ArithError
-    if r is None:
-        raise _ArithError
-    return r
-
-
-class _Arith:
-    """A Pratt parser evaluating a bash arithmetic expression.
-
-    ``lookup(name)`` returns the int value of a variable or None when unknown; ``assign``
-    records side effects.
-    """
-
-    def __init__(self, text: str, lookup, assign):
-        self.tokens: list[tuple[str, str]] = []
-        pos = 0
-        text = text.strip()
-        while pos < len(text):
-            m = _ARITH_TOKEN.match(text, pos)
-            if not m or m.end() == pos:
-                if text[pos:].strip() == "":
-                    break
-                raise _ArithError
-            pos = m.end()
-            kind = m.lastgroup
-            self.tokens.append((kind, m.group(kind)))
-        self.i = 0
-        self.lookup = lookup
-        self.assign = assign
-
-    def run(self) -> int | None:
-        if not self.tokens:
-            return 0
-        value = self.comma()
-        if self.i != len(self.tokens):
-            raise _ArithError
-        return value
-
-    def peek(self) -> tuple[str, str] | None:
-        return self.tokens[self.i] if self.i < len(self.tokens) else None
-
-    def take(self) -> tuple[str, str]:
-        tok = self.peek()
-        if tok is None:
-            raise _ArithError
-        self.i += 1
-        return tok
-
-    def comma(self):
-        value = self.assignment()
-        while self.peek() == ("op", ","):
-            self.i += 1
-            value = self.assignment()
-        return value
-
-    def assignment(self):
-        tok = self.peek()
-        nxt = self.tokens[self.i + 1] if self.i + 1 < len(self.tokens) else None
-        if tok and tok[0] == "name" and nxt and nxt[0] == "op" and nxt[1] in _ASSIGN_OPS:
-            self.i += 2
-            rhs = self.assignment()
-            name = tok[1]
-            if nxt[1] == "=":
-                result = rhs
-            else:
-                cur = self.lookup(name)
-                result = None if cur is None or rhs is None else _arith_apply(nxt[1][:-1], cur, rhs)
-            self.assign(name, result)
-            return result
-        return self.ternary()
-
-    def ternary(self):
-        cond = self.binary(3)
-        if self.peek() == ("op", "?"):
-            self.i += 1
-            yes = self.comma()
-            if self.take() != ("op", ":"):
-                raise _ArithError
-            no = self.assignment()
-            if cond is None:
-                return None
-            return yes if cond else no
-        return cond
-
-    def binary(self, min_prec: int):
-        left = self.unary()
-        while True:
-            tok = self.peek()
-            if tok is None or tok[0] != "op" or tok[1] not in _BINARY_PREC:
-                return left
-            prec = _BINARY_PREC[tok[1]]
-            if prec < min_prec:
-                return left
-            self.i += 1
-            right = self.binary(prec if tok[1] == "**" else prec + 1)
-            if left is None or right is None:
-                left = None
-            elif tok[1] == "&&":
-                left = int(bool(left) and bool(right))
-            elif tok[1] == "||":
-                left = int(bool(left) or bool(right))
-            else:
-                left = _arith_apply(tok[1], left, right)
-
-    def unary(self):
-        tok = self.peek()
-        if tok and tok[0] == "op" and tok[1] in ("-", "+", "!", "~"):
-            self.i += 1
-            val = self.unary()
-            if val is None:
-                return None
-            return {"-": -val, "+": val, "!": int(not val), "~": ~val}[tok[1]]
-        if tok and tok[0] == "op" and tok[1] in ("++", "--"):
-            self.i += 1
-            name = self.take()
-            if name[0] != "name":
-                raise _ArithError
-            cur = self.lookup(name[1])
-            new = None if cur is None else cur + (1 if tok[1] == "++" else -1)
-            self.assign(name[1], new)
-            return new
-        return self.postfix()
-
-    def postfix(self):
-        tok = self.take()
-        if tok == ("op", "("):
-            val = self.comma()
-            if self.take() != ("op", ")"):
-                raise _ArithError
-            return val
-        if tok[0] == "num":
-            val = _parse_int(tok[1])
-            if val is None:
-                raise _ArithError
-            return val
-        if tok[0] == "name":
-            nxt = self.peek()
-            cur = self.lookup(tok[1])
-            if nxt and nxt[0] == "op" and nxt[1] in ("++", "--"):
-                self.i += 1
-                self.assign(tok[1], None if cur is None else cur + (1 if nxt[1] == "++" else -1))
-            return cur
-        raise _ArithError
-
-
-def _expr_eval(tokens: list[str]) -> str | None:
-    """``expr`` over integers: + - * / % and parentheses. Anything else is unknown."""
-    pos = 0
-
-    def atom():
-        nonlocal pos
-        if pos >= len(tokens):
-            raise _ArithError
-        tok = tokens[pos]
-        pos += 1
-        if tok == "(":
-            val = add()
-            if pos >= len(tokens) or tokens[pos] != ")":
-                raise _ArithError
-            pos += 1
-            return val
-        if re.fullmatch(r"\s*[-+]?[0-9]+\s*", tok):
-            return int(tok)
-        raise _ArithError
-
-    def mul():
-        nonlocal pos
-        val = atom()
-        while pos < len(tokens) and tokens[pos] in ("*", "/", "%"):
-            op = tokens[pos]
-            pos += 1
-            rhs = atom()
-            val = val * rhs if op == "*" else (_c_div(val, rhs) if op == "/" else _c_mod(val, rhs))
-            if val is None:
-                raise _ArithError
-        return val
-
-    def add():
-        nonlocal pos
-        val = mul()
-        while pos < len(tokens) and tokens[pos] in ("+", "-"):
-            op = tokens[pos]
-            pos += 1
-            rhs = mul()
-            val = val + rhs if op == "+" else val - rhs
-        return val
-
-    try:
-        result = add()
-    except (_ArithError, RecursionError):
-        return None
-    if pos != len(tokens):
-        return None
-    return str(result)
-
-
-# ---------------------------------------------------------------------------------------
-# the variable table
-# ---------------------------------------------------------------------------------------
-
-
-class _Var:
-    __slots__ = ("parts", "array", "exported", "unset", "span", "kind", "value", "assumed", "public")
-
-    def __init__(self, parts, exported, span, kind, array=None, unset=False):
-        self.parts = tuple(parts)  # ((value|None, assumed|None), ...)
-        if len(self.parts) > _MAX_VAR_PARTS:  # bounded, however often a script doubles a variable
-            self.parts = (_join(self.parts),)
-        if array is not None and len(array) > _MAX_ARRAY_ELEMENTS:
-            array, self.parts = None, ((None, None),)
-        self.array = array  # tuple of parts-tuples for indexed arrays
-        self.exported = exported
-        self.unset = unset
-        self.span = span
-        self.kind = kind
-        if array is not None and not self.parts:
-            self.parts = array[0] if array else ()
-        self.value, self.assumed = _join(self.parts)
-        self.public = Value(self.value, span, kind, self.assumed)
-
-    def same(self, other: _Var) -> bool:
-        return (
-            self.parts == other.parts
-            and self.array == other.array
-            and self.exported == other.exported
-            and self.unset == other.unset
-        )
-
-    def with_export(self, exported: bool) -> _Var:
-        return _Var(self.parts, exported, self.span, self.kind, self.array, self.unset)
-
-
-def _unknown_var(exported: bool, span, kind: str, assumed: str | None = None) -> _Var:
-    return _Var(((None, assumed),), exported, span, kind)
-
-
-class _Ctx(NamedTuple):
-    function: str | None = None
-    conditional: bool = False
-    in_loop: bool = False
-    from_eval: bool = False
-    background: bool = False
-    depth: int = 0
-    child_shell: bool = False  # bash -c: non-exported variables of the parent are gone
-
-
-# ---------------------------------------------------------------------------------------
-# the walker
-# ---------------------------------------------------------------------------------------
-
-
-class _Walker:
+class Walker:
     def __init__(self, script: Script, data: bytes):
         self.script = script
         self.source = script.source
@@ -1030,7 +36,7 @@ class _Walker:
         self.fixed_span: Span | None = None  # set while walking an eval'd string
         self.ascii = len(data) == len(script.source.text)  # byte offsets are character offsets
         self.eval_depth = 0
-        self.vars: dict[str, _Var] = {}
+        self.vars: dict[str, Var] = {}
         self.allexport = False
         self.locals: list[set[str]] = []
         self.func_assigns: dict[str, tuple[frozenset, frozenset]] = {}
@@ -1041,7 +47,7 @@ class _Walker:
         self._nesting = 0
         self._assign_index: list[tuple] = []
         self._literal = True
-        self._ctx = _Ctx()
+        self._ctx = Ctx()
 
     # ---- positions ----------------------------------------------------------------
 
@@ -1069,7 +75,7 @@ class _Walker:
 
     # ---- statements ---------------------------------------------------------------
 
-    def block(self, children, ctx: _Ctx) -> None:
+    def block(self, children, ctx: Ctx) -> None:
         count = len(children)
         for index, child in enumerate(children):
             if not child.is_named:
@@ -1077,7 +83,7 @@ class _Walker:
             bg = index + 1 < count and children[index + 1].type == "&"
             self.stmt(child, ctx._replace(background=True) if bg else ctx)
 
-    def stmt(self, node, ctx: _Ctx):
+    def stmt(self, node, ctx: Ctx):
         t = node.type
         if ctx.depth > _MAX_DEPTH:
             return None
@@ -1155,7 +161,7 @@ class _Walker:
                 out.append(child)
         return out
 
-    def list_(self, node, ctx: _Ctx) -> None:
+    def list_(self, node, ctx: Ctx) -> None:
         # `a && b || c` nests to the left: walk the chain without recursing on it
         chain = []
         left = node
@@ -1188,7 +194,7 @@ class _Walker:
         self.vars = table
         self.owned = False
 
-    def set_var(self, name: str, var: _Var) -> None:
+    def set_var(self, name: str, var: Var) -> None:
         if not self.owned:
             self.vars = dict(self.vars)
             self.owned = True
@@ -1222,13 +228,13 @@ class _Walker:
             assumed_vals = set()
             for g in got:
                 if g is None:
-                    assumed_vals.add(None if name in _ALWAYS_SET else "")
+                    assumed_vals.add(None if name in ALWAYS_SET else "")
                 elif g.unset:
                     assumed_vals.add("")
                 else:
                     assumed_vals.add(g.assumed)
             assumed = assumed_vals.pop() if len(assumed_vals) == 1 else None
-            changed[name] = _unknown_var(exported, span, kind, assumed)
+            changed[name] = unknown_var(exported, span, kind, assumed)
         if not changed:
             self.use(base)
             return
@@ -1241,7 +247,7 @@ class _Walker:
         self.vars = result
         self.owned = True
 
-    def if_(self, node, ctx: _Ctx) -> None:
+    def if_(self, node, ctx: Ctx) -> None:
         kids = node.children
         inner = ctx._replace(depth=ctx.depth + 1)
         i = 0
@@ -1293,7 +299,7 @@ class _Walker:
             branches.append(pre)
         self.merge(base, branches, self.end_log())
 
-    def case(self, node, ctx: _Ctx) -> None:
+    def case(self, node, ctx: Ctx) -> None:
         inner = ctx._replace(depth=ctx.depth + 1, conditional=True)
         base = self.share()
         self.logs.append(set())
@@ -1317,7 +323,7 @@ class _Walker:
             branches.append(base)
         self.merge(base, branches, self.end_log())
 
-    def loop(self, node, ctx: _Ctx, conditions, body, extra_names: set[str] | None = None) -> None:
+    def loop(self, node, ctx: Ctx, conditions, body, extra_names: set[str] | None = None) -> None:
         names = set(extra_names or ())
         self.assigned_names(node, names)
         before = self.share()
@@ -1326,7 +332,7 @@ class _Walker:
             old = self.vars.get(name)
             self.set_var(
                 name,
-                _unknown_var(
+                unknown_var(
                     bool(old and old.exported) or self.allexport,
                     old.span if old else None,
                     old.kind if old else "assignment",
@@ -1342,7 +348,7 @@ class _Walker:
             cur = self.vars.get(name)
             old = before.get(name)
             exported = bool(cur and cur.exported) or bool(old and old.exported)
-            self.set_var(name, _unknown_var(exported, cur.span if cur else None, cur.kind if cur else "assignment"))
+            self.set_var(name, unknown_var(exported, cur.span if cur else None, cur.kind if cur else "assignment"))
 
     def assigned_names(self, node, out: set[str]) -> None:
         """Names a subtree may assign (syntactically): used to make loop variables unknown.
@@ -1395,7 +401,7 @@ class _Walker:
             elif t in ("arithmetic_expansion", "c_style_for_statement") or (
                 t == "compound_statement" and n.children and n.children[0].type == "(("
             ):
-                for m in _ARITH_ASSIGN_RE.finditer(self.text(n)):
+                for m in ARITH_ASSIGN_RE.finditer(self.text(n)):
                     sites.append((pos, m.group(1) or m.group(2) or m.group(3)))
                 continue
             elif t == "command":
@@ -1405,17 +411,17 @@ class _Walker:
                     if cmd in ("read", "mapfile", "readarray", "getopts", "printf", "let"):
                         for arg in n.children_by_field_name("argument"):
                             txt = self.text(arg).strip("\"'")
-                            m = _ASSIGN_WORD_RE.match(txt)
+                            m = ASSIGN_WORD_RE.match(txt)
                             if m:
                                 sites.append((pos, m.group(1)))
-                            elif _NAME_RE.match(txt):
+                            elif NAME_RE.match(txt):
                                 sites.append((pos, txt))
                     else:
                         sites.append((pos, "()" + cmd))
             stack.extend(n.children)
         return sites
 
-    def function_def(self, node, ctx: _Ctx) -> None:
+    def function_def(self, node, ctx: Ctx) -> None:
         name_node = node.child_by_field_name("name")
         body = node.child_by_field_name("body")
         if name_node is None:
@@ -1441,13 +447,13 @@ class _Walker:
         self.func_assigns[name] = (assigns, exported)
         self.script.functions[name] = FunctionDef(name, self.span(node), assigns)
 
-    def arith_command(self, node, ctx: _Ctx) -> None:
+    def arith_command(self, node, ctx: Ctx) -> None:
         kids = node.children
         if len(kids) < 2:
             return
         self.arith_text(kids[0].end_byte, kids[-1].start_byte if kids[-1].type == "))" else node.end_byte, node)
 
-    def redirected(self, node, ctx: _Ctx) -> None:
+    def redirected(self, node, ctx: Ctx) -> None:
         body = node.child_by_field_name("body")
         cmd = None
         if body is not None:
@@ -1457,7 +463,7 @@ class _Walker:
 
     # ---- assignments ----------------------------------------------------------------
 
-    def record_assignment(self, a: Assignment, ctx: _Ctx) -> Assignment:
+    def record_assignment(self, a: Assignment, ctx: Ctx) -> Assignment:
         a.in_function = ctx.function
         a.conditional = ctx.conditional
         a.in_loop = ctx.in_loop
@@ -1496,7 +502,7 @@ class _Walker:
                 elements.append(f.parts)
                 literal = literal and f.literal
             array = tuple(elements)
-            joined = [_join(el) for el in elements]
+            joined = [join(el) for el in elements]
             joined_v = None if any(j[0] is None for j in joined) else " ".join(j[0] for j in joined)
             joined_a = None if any(j[1] is None for j in joined) else " ".join(j[1] for j in joined)
             word = Word(self.span(value_node), self.text(value_node), joined_v, literal, joined_a, False, ())
@@ -1510,7 +516,7 @@ class _Walker:
                 pieces = [(None, None, False)]
                 self._literal = False
             parts = tuple((p[0], p[1]) for p in pieces if p is not None)
-            v, a = _join(parts)
+            v, a = join(parts)
             word = Word(self.span(value_node), raw, v, self._literal, a, False, parts)
             self._literal = saved_literal
             array = None
@@ -1529,14 +535,14 @@ class _Walker:
             parts = ((None, ""),) + parts if array is None else parts
         return word, parts, array
 
-    def assign_statement(self, nodes, ctx: _Ctx, stmt_node) -> None:
+    def assign_statement(self, nodes, ctx: Ctx, stmt_node) -> None:
         for node in nodes:
             name, name_node, op, value_node, subscript = self.assignment_parts(node)
             word, parts, array = self.assign_value(node, value_node, name, op, subscript)
             old = self.vars.get(name)
             exported = bool(old is not None and old.exported and not old.unset) or self.allexport
             span = self.span(node)
-            self.set_var(name, _Var(parts, exported, span, "assignment", array))
+            self.set_var(name, Var(parts, exported, span, "assignment", array))
             a = self.record_assignment(
                 Assignment(
                     name, self.span(name_node) if name_node is not None else span, word, span, exported, "plain"
@@ -1545,7 +551,7 @@ class _Walker:
             )
             self.events.append(("assign", a, ctx, stmt_node.start_byte))
 
-    def declaration(self, node, ctx: _Ctx) -> None:
+    def declaration(self, node, ctx: Ctx) -> None:
         kids = node.children
         if not kids:
             return
@@ -1589,7 +595,7 @@ class _Walker:
                     else bool(old and old.exported and not old.unset) or self.allexport
                 )
                 span = self.span(child)
-                self.set_var(name, _Var(parts, exported, span, "export" if exported else "assignment", array))
+                self.set_var(name, Var(parts, exported, span, "export" if exported else "assignment", array))
                 if is_local and self.locals:
                     self.locals[-1].add(name)
                 a = self.record_assignment(
@@ -1607,11 +613,11 @@ class _Walker:
                     self.locals[-1].add(name)
                 if export_flag is None:
                     if old is None and (keyword == "local" or is_local):
-                        self.set_var(name, _Var((("", ""),), False, span, "assignment", unset=True))
+                        self.set_var(name, Var((("", ""),), False, span, "assignment", unset=True))
                     continue
                 if old is None:
                     if export_flag:
-                        self.set_var(name, _Var(((None, None),), True, span, "caller-env"))
+                        self.set_var(name, Var(((None, None),), True, span, "caller-env"))
                         self.record_assignment(Assignment(name, span, None, span, True, "export"), ctx)
                     continue
                 self.set_var(name, old.with_export(export_flag and not old.unset))
@@ -1621,18 +627,18 @@ class _Walker:
                 for f in self.fields([child]):
                     if f.value is None:
                         continue
-                    m = _ASSIGN_WORD_RE.match(f.value)
+                    m = ASSIGN_WORD_RE.match(f.value)
                     if not m or m.group(2) != "=":
                         continue
                     name = m.group(1)
                     val = f.value[m.end() :]
                     old = self.vars.get(name)
                     exported = export_flag if export_flag is not None else bool(old and old.exported) or self.allexport
-                    self.set_var(name, _Var(((val, val),), exported, f.span, "export" if exported else "assignment"))
+                    self.set_var(name, Var(((val, val),), exported, f.span, "export" if exported else "assignment"))
                     vw = Word(f.span, f.raw, val, f.literal, val, False, ((val, val),))
                     self.record_assignment(Assignment(name, f.span, vw, f.span, bool(exported), kind), ctx)
 
-    def unset(self, node, ctx: _Ctx) -> None:
+    def unset(self, node, ctx: Ctx) -> None:
         functions = False
         for child in node.children:
             txt = self.text(child)
@@ -1644,7 +650,7 @@ class _Walker:
                     self.script.functions.pop(txt, None)
                     self.func_assigns.pop(txt, None)
                 else:
-                    self.set_var(txt, _Var((("", ""),), False, self.span(child), "assignment", unset=True))
+                    self.set_var(txt, Var((("", ""),), False, self.span(child), "assignment", unset=True))
 
     # ---- expansion ----------------------------------------------------------------
 
@@ -1667,22 +673,22 @@ class _Walker:
                 self._literal = False
                 return [(None, None, False)]
             if quoted:
-                return [_known(_unquote_dq(raw, "$`\\"), True)]
-            return [_known(_unquote_word(raw), False)]
+                return [known(unquote_dq(raw, "$`\\"), True)]
+            return [known(unquote_word(raw), False)]
         if t in ("number", "variable_name", "regex", "extglob_pattern", "test_operator", "special_variable_name"):
             raw = self.text(node)
-            return [_known(raw if quoted else _unquote_word(raw), quoted)]
+            return [known(raw if quoted else unquote_word(raw), quoted)]
         if t in ("string", "translated_string"):
             return self.dq_pieces(node, depth)
         if t == "raw_string":
             raw = self.text(node)
-            return [_known(raw[1:-1] if raw.endswith("'") and len(raw) >= 2 else raw[1:], True)]
+            return [known(raw[1:-1] if raw.endswith("'") and len(raw) >= 2 else raw[1:], True)]
         if t == "ansi_c_string":
             raw = self.text(node)
             inner = raw[2:-1] if raw.endswith("'") and len(raw) >= 3 else raw[2:]
-            return [_known(_ansi_c(inner), True)]
+            return [known(ansi_c(inner), True)]
         if t == "string_content":
-            return [_known(_unquote_dq(self.text(node)), True)]
+            return [known(unquote_dq(self.text(node)), True)]
         if t in ("concatenation", "command_name"):
             if t == "concatenation" and not quoted:
                 raw = self.text(node)
@@ -1694,12 +700,12 @@ class _Walker:
             for child in node.children:
                 if child.start_byte > pos:
                     gap = self.text_bytes(pos, child.start_byte)
-                    out.append(_known(_unquote_dq(gap) if quoted else _unquote_word(gap), quoted))
+                    out.append(known(unquote_dq(gap) if quoted else unquote_word(gap), quoted))
                 out.extend(self.pieces(child, quoted, depth + 1))
                 pos = child.end_byte
             if node.end_byte > pos:
                 gap = self.text_bytes(pos, node.end_byte)
-                out.append(_known(_unquote_dq(gap) if quoted else _unquote_word(gap), quoted))
+                out.append(known(unquote_dq(gap) if quoted else unquote_word(gap), quoted))
             return out
         if t == "simple_expansion":
             self._literal = False
@@ -1737,23 +743,23 @@ class _Walker:
             if not child.is_named:
                 continue
             if child.start_byte > pos:
-                out.append(_known(_unquote_dq(self.text_bytes(pos, child.start_byte)), True))
+                out.append(known(unquote_dq(self.text_bytes(pos, child.start_byte)), True))
             out.extend(self.pieces(child, True, depth + 1))
             pos = max(pos, child.end_byte)
         if end > pos:
-            out.append(_known(_unquote_dq(self.text_bytes(pos, end)), True))
+            out.append(known(unquote_dq(self.text_bytes(pos, end)), True))
         if not out:
-            out.append(_known("", True))
+            out.append(known("", True))
         return out
 
-    def lookup(self, name: str, node=None) -> _Var | None:
+    def lookup(self, name: str, node=None) -> Var | None:
         var = self.vars.get(name)
         if node is not None and self.fixed_span is None:
             self.script.references.append(VarRef(name, self.span(node), var is not None))
         return var
 
     def var_pieces(self, name: str, quoted: bool, node) -> list:
-        if not _NAME_RE.match(name):
+        if not NAME_RE.match(name):
             # positional and special parameters
             if name in ("@", "*"):
                 return [(None, "", False)]  # any number of words, even when quoted
@@ -1764,7 +770,7 @@ class _Walker:
             return [(None, None, quoted)]
         var = self.lookup(name, node)
         if var is None:
-            return [(None, None if name in _ALWAYS_SET else "", quoted)]
+            return [(None, None if name in ALWAYS_SET else "", quoted)]
         if var.unset:
             return [("", "", quoted)]
         return [(v, a, quoted) for v, a in var.parts] or [("", "", quoted)]
@@ -1792,7 +798,7 @@ class _Walker:
             index = self.text(index_node) if index_node is not None else ""
             var = self.lookup(name, node)
             if var is None:
-                base = [(None, None if name in _ALWAYS_SET else "", quoted)]
+                base = [(None, None if name in ALWAYS_SET else "", quoted)]
             elif var.unset:
                 base = []
                 elements = [] if index in ("@", "*") else None
@@ -1801,7 +807,7 @@ class _Walker:
                 elements = list(var.array) if var.array is not None else [var.parts]
                 base = None
             else:
-                idx = _parse_int(index)
+                idx = parse_int(index)
                 if var.array is not None and idx is not None:
                     arr = var.array
                     base = [(v, a, quoted) for v, a in arr[idx]] if -len(arr) <= idx < len(arr) else [("", "", quoted)]
@@ -1812,7 +818,7 @@ class _Walker:
         elif target.type in ("variable_name", "special_variable_name"):
             name = self.text(target)
             base = self.var_pieces(name, quoted, node)
-            var = self.vars.get(name) if _NAME_RE.match(name) else None
+            var = self.vars.get(name) if NAME_RE.match(name) else None
         else:
             return [(None, None, quoted)]
         if elements is not None:
@@ -1830,14 +836,14 @@ class _Walker:
                 return []
             return out
         if length:
-            v, a = _join(base)
+            v, a = join(base)
             return [(None if v is None else str(len(v)), None if a is None else str(len(a)), quoted)]
         if not rest:
             return base
         op_node = rest[0]
         op = op_node.type
         operand = rest[1:]
-        bv, ba = _join(base)
+        bv, ba = join(base)
         unset_known = target.type == "variable_name" and var is not None and var.unset
 
         def alt():
@@ -1868,13 +874,13 @@ class _Walker:
                 alt_pieces = alt()
                 empty = [("", "", quoted)]
                 chosen_strict = None if use_base_strict is None else (empty if use_base_strict else alt_pieces)
-                av = _join(alt_pieces)[1]
+                av = join(alt_pieces)[1]
                 chosen_assumed = None if use_base_assumed is None else ("" if use_base_assumed else av)
             else:
                 alt_pieces = alt()
                 chosen_strict = None if use_base_strict is None else (base if use_base_strict else alt_pieces)
                 chosen_assumed = (
-                    None if use_base_assumed is None else (ba if use_base_assumed else _join(alt_pieces)[1])
+                    None if use_base_assumed is None else (ba if use_base_assumed else join(alt_pieces)[1])
                 )
             if core == "?" and use_base_strict is False:
                 return [(None, None, quoted)]
@@ -1885,9 +891,9 @@ class _Walker:
             return [(None, chosen_assumed, quoted)]
         if op in ("#", "##", "%", "%%"):
             pat_pieces = self.operand_pieces(operand, True, depth, op_node.end_byte, node.end_byte - 1)
-            pv, pa = _join(pat_pieces)
-            rv = None if bv is None or pv is None else _remove_affix(bv, pv, op)
-            ra = None if ba is None or pa is None else _remove_affix(ba, pa, op)
+            pv, pa = join(pat_pieces)
+            rv = None if bv is None or pv is None else remove_affix(bv, pv, op)
+            ra = None if ba is None or pa is None else remove_affix(ba, pa, op)
             return [(rv, ra, quoted)]
         return [(None, None, quoted)]
 
@@ -1899,12 +905,12 @@ class _Walker:
                 continue
             if child.start_byte > pos:
                 gap = self.text_bytes(pos, child.start_byte)
-                out.append(_known(_unquote_dq(gap) if quoted else _unquote_word(gap), quoted))
+                out.append(known(unquote_dq(gap) if quoted else unquote_word(gap), quoted))
             out.extend(self.pieces(child, quoted, depth + 1))
             pos = max(pos, child.end_byte)
         if end > pos:
             gap = self.text_bytes(pos, end)
-            out.append(_known(_unquote_dq(gap) if quoted else _unquote_word(gap), quoted))
+            out.append(known(unquote_dq(gap) if quoted else unquote_word(gap), quoted))
         return out or [("", "", quoted)]
 
     def default_assignment(self, target, node, operand, alt_pieces, use_base_strict, chosen_assumed) -> None:
@@ -1914,10 +920,10 @@ class _Walker:
         span = self.span(node)
         parts = tuple((p[0], p[1]) for p in alt_pieces if p is not None)
         if use_base_strict is False:
-            self.set_var(name, _Var(parts, exported, span, "default"))
+            self.set_var(name, Var(parts, exported, span, "default"))
         else:
-            self.set_var(name, _unknown_var(exported, span, "default", chosen_assumed))
-        v, a = _join(parts)
+            self.set_var(name, unknown_var(exported, span, "default", chosen_assumed))
+        v, a = join(parts)
         if operand:
             wspan = self.span_bytes(operand[0].start_byte, operand[-1].end_byte)
             raw = self.text_bytes(operand[0].start_byte, operand[-1].end_byte)
@@ -1951,7 +957,7 @@ class _Walker:
             if child.start_byte < pos:
                 continue
             gap = self.text_bytes(pos, child.start_byte)
-            v, a = _join(self.pieces(child, True))
+            v, a = join(self.pieces(child, True))
             if strict_parts is not None:
                 strict_parts = None if v is None else strict_parts + [gap, v]
             if assumed_parts is not None:
@@ -1975,17 +981,17 @@ class _Walker:
                     return local[name]
                 var = self.vars.get(name)
                 if var is None:
-                    return None if mode == 0 or name in _ALWAYS_SET else 0
+                    return None if mode == 0 or name in ALWAYS_SET else 0
                 if var.unset:
                     return 0
                 raw = var.value if mode == 0 else var.assumed
                 if raw is None:
                     return None
-                val = _parse_int(raw)
+                val = parse_int(raw)
                 if val is None and depth < 8 and raw.strip():
                     try:
-                        val = _Arith(raw, lambda n: lookup(n, depth + 1), lambda n, v: None).run()
-                    except (_ArithError, RecursionError):
+                        val = Arith(raw, lambda n: lookup(n, depth + 1), lambda n, v: None).run()
+                    except (ArithError, RecursionError):
                         val = None
                 return val
 
@@ -1994,8 +1000,8 @@ class _Walker:
                 effects.setdefault(name, [None, None])[mode] = value
 
             try:
-                result = _Arith(text, lookup, assign).run()
-            except (_ArithError, RecursionError, OverflowError, ValueError):
+                result = Arith(text, lookup, assign).run()
+            except (ArithError, RecursionError, OverflowError, ValueError):
                 return None
             return result
 
@@ -2006,7 +1012,7 @@ class _Walker:
             exported = bool(old and old.exported and not old.unset) or self.allexport
             sv = None if ev is None else str(ev)
             sa = None if ea is None else str(ea)
-            self.set_var(name, _Var(((sv, sa),), exported, old.span if old else None, "assignment"))
+            self.set_var(name, Var(((sv, sa),), exported, old.span if old else None, "assignment"))
         return (None if v is None else str(v), None if a is None else str(a))
 
     def command_substitution(self, node) -> tuple[str | None, str | None]:
@@ -2023,8 +1029,8 @@ class _Walker:
             return UNKNOWN
         if program == "expr":
             words = self.fields(args)
-            v = None if any(w.value is None for w in words) else _expr_eval([w.value for w in words])
-            a = None if any(w.assumed is None for w in words) else _expr_eval([w.assumed for w in words])
+            v = None if any(w.value is None for w in words) else expr_eval([w.value for w in words])
+            a = None if any(w.assumed is None for w in words) else expr_eval([w.assumed for w in words])
             return (v, a)
         if program == "echo":
             words = self.fields(args)
@@ -2055,7 +1061,7 @@ class _Walker:
                 out.append(Word(span, raw, v, True, a, False, ((v, a),)))
                 continue
             for field_parts, may_split in self.split(pieces):
-                v, a = _join(field_parts)
+                v, a = join(field_parts)
                 out.append(Word(span, raw, v, literal, a, may_split, tuple(field_parts)))
         self._literal = saved_literal
         return out
@@ -2125,7 +1131,7 @@ class _Walker:
             prev_end = child.end_byte
         return [seg for seg in segments if seg]
 
-    def hoist_assignments(self, node, ctx: _Ctx) -> None:
+    def hoist_assignments(self, node, ctx: Ctx) -> None:
         """Run assignment lines that tree-sitter folded into the first command of a compound statement."""
         first = node
         while first is not None and first.type != "command":
@@ -2141,7 +1147,7 @@ class _Walker:
             self.simple_command(seg, ctx._replace(background=False))
         self.hoisted[first.start_byte] = len(segs) - 1
 
-    def command(self, node, ctx: _Ctx):
+    def command(self, node, ctx: Ctx):
         segments = self.segments(node)
         skip = self.hoisted.pop(node.start_byte, 0)
         result = None
@@ -2149,7 +1155,7 @@ class _Walker:
             result = self.simple_command(seg, ctx)
         return result
 
-    def simple_command(self, parts, ctx: _Ctx):
+    def simple_command(self, parts, ctx: Ctx):
         self._ctx = ctx
         prefixes = []
         name_node = None
@@ -2180,7 +1186,7 @@ class _Walker:
             name, name_node_, op, value_node, subscript = self.assignment_parts(pa)
             word, vparts, array = self.assign_value(pa, value_node, name, op, subscript)
             aspan = self.span(pa)
-            self.set_var(name, _Var(vparts, True, aspan, "prefix", array))
+            self.set_var(name, Var(vparts, True, aspan, "prefix", array))
             env.append(
                 self.record_assignment(
                     Assignment(
@@ -2202,7 +1208,7 @@ class _Walker:
             self.heredocs(redirects, cmd)
         return cmd
 
-    def build_command(self, words: list[Word], env: list[Assignment], visible: dict, span: Span, ctx: _Ctx) -> Command:
+    def build_command(self, words: list[Word], env: list[Assignment], visible: dict, span: Span, ctx: Ctx) -> Command:
         index, wrappers, extra_env, clears, unsets = self.unwrap(words, ctx)
         extra = [
             (a.name, Value(a.value.value if a.value else None, a.span, "prefix", a.value.assumed if a.value else None))
@@ -2227,7 +1233,7 @@ class _Walker:
         self.after_command(cmd, ctx)
         return cmd
 
-    def unwrap(self, words: list[Word], ctx: _Ctx):
+    def unwrap(self, words: list[Word], ctx: Ctx):
         """Peel ``nohup``/``env``/``exec``/``time``/... off the front of a command."""
         i = 0
         wrappers: list[Word] = []
@@ -2269,7 +1275,7 @@ class _Walker:
                     elif v.startswith("-"):
                         break
                     else:
-                        m = _ASSIGN_WORD_RE.match(v)
+                        m = ASSIGN_WORD_RE.match(v)
                         if not m or m.group(2) != "=":
                             break
                         local_env.append(self.env_word_assignment(words[j], m.group(1), ctx))
@@ -2334,9 +1340,9 @@ class _Walker:
                     if v == "--":
                         break
                     if v.startswith("--"):
-                        if "=" not in v and v[2:] not in _SRUN_LONG_FLAGS:
+                        if "=" not in v and v[2:] not in SRUN_LONG_FLAGS:
                             j += 1
-                    elif len(v) == 2 and v[1] not in _SRUN_SHORT_FLAGS:
+                    elif len(v) == 2 and v[1] not in SRUN_SHORT_FLAGS:
                         j += 1
             elif base in ("mpirun", "mpiexec", "mpiexec.hydra", "orterun"):
                 while j < n and words[j].value is not None and words[j].value.startswith("-"):
@@ -2347,16 +1353,16 @@ class _Walker:
                         break
                     if "=" in opt:
                         continue
-                    if opt in _MPI_TWO_VALUES:
-                        if opt in ("genv", "env") and j + 1 < n and words[j].value and _NAME_RE.match(words[j].value):
+                    if opt in MPI_TWO_VALUES:
+                        if opt in ("genv", "env") and j + 1 < n and words[j].value and NAME_RE.match(words[j].value):
                             local_env.append(self.mpi_env(words[j], words[j + 1], ctx))
                         j += 2
                     elif opt == "x" and j < n:
-                        m = _ASSIGN_WORD_RE.match(words[j].value or "")
+                        m = ASSIGN_WORD_RE.match(words[j].value or "")
                         if m and m.group(2) == "=":
                             local_env.append(self.env_word_assignment(words[j], m.group(1), ctx))
                         j += 1
-                    elif opt not in _MPI_FLAGS:
+                    elif opt not in MPI_FLAGS:
                         j += 1
             elif base == "numactl":
                 while j < n and words[j].value is not None and words[j].value.startswith("-"):
@@ -2389,14 +1395,14 @@ class _Walker:
             i = j
         return i, wrappers, extra, clears, unsets
 
-    def mpi_env(self, name_word: Word, value_word: Word, ctx: _Ctx) -> Assignment:
+    def mpi_env(self, name_word: Word, value_word: Word, ctx: Ctx) -> Assignment:
         """``mpirun -genv NAME VALUE``: NAME=VALUE in the program's environment."""
         span = Span(name_word.span.source, name_word.span.start, max(name_word.span.end, value_word.span.end))
         return self.record_assignment(
             Assignment(name_word.value or "", name_word.span, value_word, span, True, "prefix"), ctx
         )
 
-    def env_word_assignment(self, word: Word, name: str, ctx: _Ctx) -> Assignment:
+    def env_word_assignment(self, word: Word, name: str, ctx: Ctx) -> Assignment:
         span = word.span
         raw = word.raw
         exact = (span.end - span.start) == len(raw) and raw.startswith(name + "=")
@@ -2422,7 +1428,7 @@ class _Walker:
         )
         return self.record_assignment(Assignment(name, name_span, vword, span, True, "prefix"), ctx)
 
-    def after_command(self, cmd: Command, ctx: _Ctx) -> None:
+    def after_command(self, cmd: Command, ctx: Ctx) -> None:
         """Side effects of builtins on the variable table."""
         base = cmd.basename
         if base is None:
@@ -2454,7 +1460,7 @@ class _Walker:
                 if w.value in ("-a",) and w_index + 1 < len(args) and args[w_index + 1].value:
                     names.append(args[w_index + 1].value)
             for name in names:
-                if _NAME_RE.match(name):
+                if NAME_RE.match(name):
                     self.make_unknown(name, cmd.span)
         elif base == "getopts" and len(args) >= 2 and args[1].value:
             self.make_unknown(args[1].value, cmd.span)
@@ -2466,7 +1472,7 @@ class _Walker:
                 if w.value is not None:
                     self.arith_value_text(w.value, w.assumed)
                 else:
-                    m = _ASSIGN_WORD_RE.match(w.raw.strip("\"'"))
+                    m = ASSIGN_WORD_RE.match(w.raw.strip("\"'"))
                     if m:
                         self.make_unknown(m.group(1), cmd.span)
         elif base == "set":
@@ -2501,9 +1507,9 @@ class _Walker:
     def make_unknown(self, name: str, span, export: bool = False) -> None:
         old = self.vars.get(name)
         exported = export or bool(old and old.exported and not old.unset) or self.allexport
-        self.set_var(name, _unknown_var(exported, span, "assignment"))
+        self.set_var(name, unknown_var(exported, span, "assignment"))
 
-    def eval_words(self, cmd: Command, words: list[Word], ctx: _Ctx, child_shell: bool) -> None:
+    def eval_words(self, cmd: Command, words: list[Word], ctx: Ctx, child_shell: bool) -> None:
         if not words or any(w.value is None for w in words):
             return
         if self.eval_depth >= _MAX_EVAL_DEPTH:
@@ -2512,7 +1518,7 @@ class _Walker:
         if not text.strip():
             return
         data = text.encode("utf-8")
-        tree = _parser().parse(data)
+        tree = parser().parse(data)
         span = words[0].span if len(words) == 1 else Span(words[0].span.source, words[0].span.start, words[-1].span.end)
         saved = (self.data, self.fixed_span, self.share() if child_shell else self.vars)
         self.data = data
@@ -2622,7 +1628,7 @@ class _Walker:
                 i += 2
                 continue
             if ch == "`":
-                add(_unquote_dq(text[lit_start:i], "$`\\"), _unquote_dq(text[lit_start:i], "$`\\"))
+                add(unquote_dq(text[lit_start:i], "$`\\"), unquote_dq(text[lit_start:i], "$`\\"))
                 end = text.find("`", i + 1)
                 i = n if end == -1 else end + 1
                 lit_start = i
@@ -2631,7 +1637,7 @@ class _Walker:
             if ch != "$" or i + 1 >= n:
                 i += 1
                 continue
-            lit = _unquote_dq(text[lit_start:i], "$`\\")
+            lit = unquote_dq(text[lit_start:i], "$`\\")
             add(lit, lit)
             nxt = text[i + 1]
             if text.startswith("$((", i):
@@ -2674,10 +1680,10 @@ class _Walker:
                 if not m:
                     i += 1
                     continue
-                add(*_join(self.var_pieces(m.group(0), True, None)))
+                add(*join(self.var_pieces(m.group(0), True, None)))
                 i += 1 + len(m.group(0))
             lit_start = i
-        lit = _unquote_dq(text[lit_start:], "$`\\")
+        lit = unquote_dq(text[lit_start:], "$`\\")
         add(lit, lit)
         return (None if vals is None else "".join(vals), None if asms is None else "".join(asms))
 
@@ -2687,7 +1693,7 @@ class _Walker:
             return UNKNOWN
         name = m.group(1)
         rest = inner[len(name) :]
-        base = _join(self.var_pieces(name, True, None))
+        base = join(self.var_pieces(name, True, None))
         if not rest:
             return base
         om = re.match(r"(:?[-=+?])", rest)
@@ -2712,527 +1718,3 @@ class _Walker:
             else:
                 out.append(b if use_base else word[mode])
         return (out[0], out[1])
-
-
-# ---------------------------------------------------------------------------------------
-# syntax problems
-# ---------------------------------------------------------------------------------------
-
-_CLOSERS = {
-    "if": "fi",
-    "case": "esac",
-    "for": "done",
-    "while": "done",
-    "until": "done",
-    "select": "done",
-    "{": "}",
-    "(": ")",
-    "$(": ")",
-    "[[": "]]",
-    "do": "done",
-    "then": "fi",
-    "elif": "fi",
-    "else": "fi",
-}
-
-
-def _unbalanced_quote(text: str) -> int | None:
-    """Offset of a quote that is never closed, scanning as bash does (roughly)."""
-    state = None
-    start = 0
-    i, n = 0, len(text)
-    while i < n:
-        ch = text[i]
-        if state is None:
-            if ch == "\\":
-                i += 2
-                continue
-            if ch == "#" and (i == 0 or text[i - 1] in " \t\n;"):
-                end = text.find("\n", i)
-                i = n if end == -1 else end
-                continue
-            if ch in "'\"`":
-                state, start = ch, i
-        elif state == "'":
-            if ch == "'":
-                state = None
-        else:
-            if ch == "\\":
-                i += 2
-                continue
-            if ch == state:
-                state = None
-        i += 1
-    return start if state is not None else None
-
-
-def _problem_message(
-    text: str, first_child_type: str | None, to_eof: bool = True, line_rest: str = ""
-) -> tuple[str, int]:
-    """Message for an ERROR node and the offset (within its text) the problem starts at."""
-    placeholder = re.search(r"<[^<>\s][^<>\n]*>", text)
-    if placeholder is None and text.lstrip().startswith("<"):
-        found = re.match(r"\s*(<[^<>\s][^<>\n]*>)", line_rest)
-        if found is not None:
-            return (
-                f"`{found.group(1)[:60]}` looks like a placeholder that was never filled in: bash reads "
-                f"`<` and `>` as redirections and stops with a syntax error",
-                found.start(1),
-            )
-    if placeholder is not None:
-        return (
-            f"`{placeholder.group(0)[:60]}` looks like a placeholder that was never filled in: bash reads `<` and "
-            f"`>` as redirections and stops with a syntax error",
-            placeholder.start(),
-        )
-    quote_at = _unbalanced_quote(text) if to_eof else None
-    if quote_at is not None:
-        q = text[quote_at]
-        kind = {"'": "single-quoted string", '"': "double-quoted string", "`": "backquoted command"}[q]
-        return (
-            f"unterminated {kind}: bash reads to the end of the file looking for the closing {q} "
-            f"(unexpected EOF while looking for matching `{q}')",
-            quote_at,
-        )
-    stripped = text.lstrip()
-    lead = len(text) - len(stripped)
-    token = stripped.split(None, 1)[0] if stripped else ""
-    if first_child_type in _CLOSERS:
-        closer = _CLOSERS[first_child_type]
-        return (
-            f"`{first_child_type}` without a matching `{closer}`: bash stops with "
-            f'"syntax error: unexpected end of file"',
-            lead,
-        )
-    if stripped.startswith("$(("):
-        return ("invalid arithmetic expression: bash stops with a syntax error in the expression", lead)
-    if stripped.startswith("${"):
-        return ('bad parameter expansion: bash stops with "bad substitution"', lead)
-    if token in ("<", ">", "<<", ">>", "|", "&", ";", ")", "(", "&&", "||", ";;"):
-        return (f"bash stops here: syntax error near unexpected token `{token}'", lead)
-    if stripped.endswith("\\") and not stripped.endswith("\\\\"):
-        return ("line continuation with nothing after it", len(text.rstrip()) - 1)
-    return (f"cannot parse the script from `{token[:40]}` on; bash probably stops here with a syntax error", lead)
-
-
-_QUERY = None
-_QUERY_TEXT = """
-(comment) @comment
-(string) @string (raw_string) @string (ansi_c_string) @string (translated_string) @string
-(heredoc_redirect) @heredoc
-(command name: (command_name (word) @name))
-(ERROR) @error
-(MISSING) @missing
-"""
-
-
-def _query():
-    global _QUERY
-    if _QUERY is None:
-        import tree_sitter
-        import tree_sitter_bash
-
-        _QUERY = tree_sitter.Query(tree_sitter.Language(tree_sitter_bash.language()), _QUERY_TEXT)
-    return _QUERY
-
-
-def _collect_problems(script: Script, tree, data: bytes) -> list[tuple[int, int]]:
-    """ERROR/MISSING nodes and stray reserved words; returns the byte ranges that are not code
-    (comments, multi-line strings, here-document bodies)."""
-    import tree_sitter
-
-    source = script.source
-    cho = source.char_offset
-    captures = tree_sitter.QueryCursor(_query()).captures(tree.root_node)
-    excluded: list[tuple[int, int]] = []
-    for node in captures.get("comment", ()):
-        excluded.append((node.start_byte, node.end_byte))
-    for node in captures.get("string", ()):
-        if b"\n" in data[node.start_byte : node.end_byte]:
-            excluded.append((node.start_byte, node.end_byte))
-    for node in captures.get("heredoc", ()):
-        body_start = None
-        end = node.end_byte
-        for child in node.children:
-            if child.type == "heredoc_body":
-                body_start = child.start_byte
-            elif child.type == "heredoc_end":
-                end = child.end_byte
-        if body_start is not None:
-            excluded.append((data.rfind(b"\n", 0, body_start) + 1, end))
-    for node in captures.get("name", ()):
-        word = data[node.start_byte : node.end_byte].decode("utf-8", "replace")
-        if word in _RESERVED_STRAYS:
-            script.problems.append(
-                ParseProblem(
-                    Span(source, cho(node.start_byte), cho(node.end_byte)),
-                    f"bash stops here: syntax error near unexpected token `{word}'",
-                )
-            )
-    if not tree.root_node.has_error:
-        return excluded
-    # one problem per outermost ERROR node; MISSING nodes outside them
-    errors = sorted(captures.get("error", ()), key=lambda n: (n.start_byte, -n.end_byte))
-    outer: list = []
-    for node in errors:
-        if outer and node.start_byte < outer[-1].end_byte:
-            continue
-        outer.append(node)
-    for node in outer:
-        text = data[node.start_byte : node.end_byte].decode("utf-8", "replace")
-        first = node.children[0].type if node.children else None
-        if first == "ERROR" and node.children[0].children:
-            first = node.children[0].children[0].type
-        to_eof = not data[node.end_byte :].strip()
-        eol = data.find(b"\n", node.start_byte)
-        line_rest = data[node.start_byte : len(data) if eol == -1 else eol].decode("utf-8", "replace")
-        message, rel = _problem_message(text, first, to_eof, line_rest)
-        start = node.start_byte + len(text[:rel].encode("utf-8"))
-        script.problems.append(ParseProblem(Span(source, cho(start), cho(node.end_byte)), message))
-    starts = [n.start_byte for n in outer]
-    for node in captures.get("missing", ()):
-        k = bisect.bisect_right(starts, node.start_byte) - 1
-        if k >= 0 and node.start_byte < outer[k].end_byte:
-            continue
-        what = node.type
-        opener = {"fi": "if", "done": "do", "esac": "case", "}": "{", ")": "(", "]]": "[[", "`": "`"}.get(what)
-        hint = f" to close the `{opener}`" if opener and opener != what else ""
-        script.problems.append(
-            ParseProblem(
-                Span(source, cho(node.start_byte), cho(node.end_byte)),
-                f'missing `{what}`{hint}: bash stops with "syntax error: unexpected end of file"',
-            )
-        )
-    return excluded
-
-
-# ---------------------------------------------------------------------------------------
-# continuation traps (on the raw text, as bash reads it)
-# ---------------------------------------------------------------------------------------
-
-
-_BACKSLASH_EOL = re.compile(r"\\[ \t]*\r?$", re.M)
-
-
-def _merge_ranges(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    merged: list[tuple[int, int]] = []
-    for s, e in sorted(ranges):
-        if merged and s <= merged[-1][1]:
-            if e > merged[-1][1]:
-                merged[-1] = (merged[-1][0], e)
-        else:
-            merged.append((s, e))
-    return merged
-
-
-def _blank_line_message(source: SourceFile, line: int, code) -> str:
-    """Explain what a blank line after ``\\`` does, depending on what surrounds it."""
-    first = line
-    while first > 1:
-        prev = source.line_text(first - 1).rstrip(" \t")
-        if not prev.endswith("\\") or not code(source.line_end(first - 1) - 1):
-            break
-        first -= 1
-    block = [source.line_text(ln).strip().rstrip("\\").strip() for ln in range(first, line + 1)]
-    follow = ""
-    for ln in range(line + 2, source.line_count + 1):
-        candidate = source.line_text(ln).strip()
-        if candidate and not candidate.startswith("#"):
-            follow = candidate
-            break
-    base = "blank line after a line ending in `\\`: the command ends at the blank line"
-    if block and all(re.match(r"[A-Za-z_][A-Za-z0-9_]*=", part) for part in block if part):
-        return (
-            base + "; the `VAR=value \\` lines before it only set shell variables, and the command after the "
-            "blank line runs without them in its environment"
-        )
-    if follow.startswith("-"):
-        return base + f"; `{follow[:40]}` and the lines after it run as a separate command, not as arguments"
-    return base + "; nothing is lost here, but the trailing `\\` is misleading"
-
-
-def _comment_message(source: SourceFile, line: int) -> str:
-    base = "comment line inside a `\\`-continued command: bash ends the command at the comment"
-    for ln in range(line + 1, source.line_count + 1):
-        follow = source.line_text(ln).strip()
-        if not follow or follow.startswith("#"):
-            continue
-        if follow.startswith("-"):
-            return base + f", and `{follow[:40]}` and the lines after it run as a separate command"
-        break
-    return base + "; nothing after it belonged to the command, but the `\\` before it is misleading"
-
-
-def _find_traps(script: Script, excluded_bytes: list[tuple[int, int]]) -> None:
-    source = script.source
-    text = source.text
-    cho = source.char_offset
-    ranges = _merge_ranges([(cho(s), cho(e)) for s, e in excluded_bytes])
-    starts = [r[0] for r in ranges]
-    traps = script.continuation_traps
-
-    def code(pos: int) -> bool:
-        """True when ``pos`` is shell code (not in a comment, a multi-line string or a here-document)."""
-        k = bisect.bisect_right(starts, pos) - 1
-        return k < 0 or pos >= ranges[k][1]
-
-    # CRLF: one finding per file, at the first CRLF line
-    crlf = text.find("\r\n")
-    if crlf != -1:
-        traps.append(
-            Trap(
-                "crlf-line-endings",
-                Span(source, crlf, crlf + 1),
-                "the file has Windows (CRLF) line endings: bash keeps the carriage return as part of each line, "
-                "so a `\\` at the end of a line does not continue the command and every value ends in `\\r`; "
-                "convert the file to LF line endings",
-            )
-        )
-
-    count = source.line_count
-    for found in _BACKSLASH_EOL.finditer(text):
-        line = source.position(found.start())[0]
-        start = source.line_start(line)
-        end = source.line_end(line)  # before the \r\n or \n
-        content = text[start:end]
-        stripped = content.rstrip(" \t")
-        if not stripped.endswith("\\"):
-            continue  # pragma: no cover - the pattern only finds lines ending in a backslash
-        bs_pos = start + len(stripped) - 1
-        if (len(stripped) - len(stripped.rstrip("\\"))) % 2 == 0:
-            continue  # an escaped backslash, not a continuation
-        if not code(bs_pos):
-            continue
-        if text[end : end + 1] == "\r":
-            continue  # `\` + CR: bash escapes the CR and the line does not continue (crlf-line-endings says so)
-        if len(stripped) < len(content):
-            traps.append(
-                Trap(
-                    "space-after-backslash",
-                    Span(source, bs_pos, end),
-                    "whitespace after the `\\` at the end of this line: bash reads `\\ ` as an escaped space, not a "
-                    "line continuation, so the command ends here and the next line runs as a separate command",
-                )
-            )
-            continue
-        if not text[bs_pos + 1 :].strip():
-            traps.append(
-                Trap(
-                    "trailing-backslash-at-eof",
-                    Span(source, bs_pos, bs_pos + 1),
-                    "the last command ends with a line continuation `\\` and nothing follows it; bash accepts this, "
-                    "but a line added at the end later silently becomes part of the command",
-                )
-            )
-            continue
-        if line >= count:
-            continue
-        nstart = source.line_start(line + 1)
-        nend = source.line_end(line + 1)
-        nxt = text[nstart:nend]
-        if not nxt.strip():
-            traps.append(
-                Trap(
-                    "blank-line-after-continuation", Span(source, nstart, nend), _blank_line_message(source, line, code)
-                )
-            )
-            continue
-        lead = len(nxt) - len(nxt.lstrip(" \t"))
-        if nxt[lead : lead + 1] == "#" and not code(nstart + lead):
-            traps.append(
-                Trap(
-                    "comment-in-continuation",
-                    Span(source, nstart + lead, nend),
-                    _comment_message(source, line + 1),
-                )
-            )
-
-
-_BETWEEN_LINE = re.compile(r"\s*(?:#.*|(?:export\s+)?[A-Za-z_][A-Za-z0-9_]*\+?=.*|[;\\]\s*)?\Z")
-
-
-def _env_after_command(script: Script, walker: _Walker) -> None:
-    source = script.source
-    text = source.text
-    traps = script.continuation_traps
-    other_trap_lines = {
-        source.position(t.span.start)[0]
-        for t in traps
-        if t.code_name in ("blank-line-after-continuation", "comment-in-continuation", "space-after-backslash")
-    }
-    # (a) VAR=value written after the launcher's name
-    for cmd in script.commands:
-        base = cmd.basename
-        if not is_launcher_name(base) or cmd.from_eval:
-            continue
-        prev: Word | None = None
-        for w in cmd.args:
-            m = re.match(r"([A-Z][A-Z0-9_]*)=", w.raw)
-            if (
-                m
-                and (prev is None or not prev.raw.startswith("-") or "=" in prev.raw)
-                and (not _PYTHON_RE.match(base or "") or is_launch_env_var(m.group(1)))
-            ):
-                traps.append(
-                    Trap(
-                        "env-after-command",
-                        w.span,
-                        f"`{w.raw}` comes after the command name, so bash passes it to `{base}` as an argument "
-                        f"instead of setting {m.group(1)} in its environment; put it before the command",
-                    )
-                )
-            prev = w
-    # (b) VAR=value lines without export right before a launcher that reads VAR
-    events = walker.events
-    k = 0
-    n = len(events)
-    while k < n:
-        kind, item, ctx, key = events[k]
-        if kind != "assign":
-            k += 1
-            continue
-        group = [item]
-        j = k + 1
-        while j < n and events[j][0] == "assign" and events[j][3] == key:
-            group.append(events[j][1])
-            j += 1
-        k = j
-        if ctx.from_eval:
-            continue
-        # the next command, with only assignment lines, comments and blank lines in between
-        m = j
-        while m < n and events[m][0] in ("assign", "export") and events[m][2].function == ctx.function:
-            m += 1
-        if m >= n or events[m][0] != "command":
-            continue
-        cmd = events[m][1]
-        cctx = events[m][2]
-        base = cmd.basename
-        if (
-            cmd.from_eval
-            or cctx.function != ctx.function
-            or cctx.conditional != ctx.conditional
-            or cctx.in_loop != ctx.in_loop
-            or not is_launcher_name(base)
-        ):
-            continue
-        last = group[-1]
-        first_line = source.position(last.span.end)[0]
-        cmd_line = source.position(cmd.span.start)[0]
-        between = [source.line_text(ln) for ln in range(first_line + 1, cmd_line)]
-        tail = text[last.span.end : source.line_end(first_line)]
-        if not all(_BETWEEN_LINE.match(line) for line in between) or not _BETWEEN_LINE.match(tail):
-            continue
-        if any(source.position(a.span.start)[0] <= ln <= cmd_line for ln in other_trap_lines for a in group[:1]):
-            continue
-        cmd_text = text[cmd.span.start : cmd.span.end]
-        missed = [
-            a
-            for a in group
-            if not a.exported
-            and is_launch_env_var(a.name, base)
-            and a.name not in cmd.environment
-            and not re.search(r"\$\{?" + re.escape(a.name) + r"\b", cmd_text)
-        ]
-        if not missed:
-            continue
-        names = ", ".join(f"`{a.name}`" for a in missed)
-        verb = "is a shell variable" if len(missed) == 1 else "are shell variables"
-        continued = len(group) > 1 and source.position(group[0].span.start)[0] != first_line
-        hint = " (the line ends without the `\\` that would continue it into the command)" if continued else ""
-        traps.append(
-            Trap(
-                "env-not-exported",
-                Span(source, missed[-1].span.start, missed[-1].span.end) if continued else missed[0].span,
-                f"{names} {verb} here, not exported{hint}, so `{base}` on line {cmd_line} does not get "
-                f"{'it' if len(missed) == 1 else 'them'} in its environment (unless the caller already exported "
-                f"{'it' if len(missed) == 1 else 'them'}); use `export`, or put the assignment in front of the command",
-            )
-        )
-
-
-# ---------------------------------------------------------------------------------------
-# entry point
-# ---------------------------------------------------------------------------------------
-
-
-def parse_script(source: SourceFile) -> Script:
-    """Read a shell script statically. Never raises for bad input; problems are reported."""
-    script = Script(source=source)
-    data = source.utf8
-    tree = _parser().parse(data)
-    # bash accepts a `\` at the very end of the file; tree-sitter does not. Parse a copy with
-    # that backslash turned into a space (same length, so every offset stays valid).
-    if tree.root_node.has_error:
-        end = len(data.rstrip())
-        if end and data[end - 1 : end] == b"\\" and (end - len(data[:end].rstrip(b"\\"))) % 2 == 1:
-            buf = bytearray(data)
-            buf[end - 1] = 0x20
-            patched = bytes(buf)
-            patched_tree = _parser().parse(patched)
-            if not patched_tree.root_node.has_error or _count_errors(patched_tree) < _count_errors(tree):
-                data, tree = patched, patched_tree
-    walker = _Walker(script, data)
-    walker._ctx = _Ctx()
-    walker._literal = True
-    walker.block(tree.root_node.children, _Ctx())
-    excluded = _collect_problems(script, tree, data)
-    script.problems.sort(key=lambda p: (p.span.start, p.span.end))
-    _find_traps(script, excluded)
-    _env_after_command(script, walker)
-    script.continuation_traps.sort(key=lambda t: (t.span.start, t.code_name))
-    return script
-
-
-def _count_errors(tree) -> int:
-    count = 0
-    stack = [tree.root_node]
-    while stack:
-        node = stack.pop()
-        if node.type == "ERROR" or node.is_missing:
-            count += 1
-            continue
-        if node.has_error:
-            stack.extend(node.children)
-    return count
-
-
-def split_word(word: Word, sep: str = "=") -> tuple[str, Word] | None:
-    """Split ``--flag=value`` at the first ``sep`` inside the word's known leading text.
-
-    Returns (text before sep, Word for the rest) or None when the separator is not in the
-    known part of the word.
-    """
-    before: list[str] = []
-    rest_parts: list[tuple] = []
-    found = False
-    for v, a in word.parts or ((word.value, word.assumed),):
-        if found:
-            rest_parts.append((v, a))
-            continue
-        if v is None:
-            return None
-        if sep in v:
-            k = v.index(sep)
-            before.append(v[:k])
-            tail = v[k + len(sep) :]
-            rest_parts.append((tail, tail))
-            found = True
-        else:
-            before.append(v)
-    if not found:
-        return None
-    left = "".join(before)
-    value, assumed = _join(rest_parts)
-    span = word.span
-    raw = word.raw
-    cut = raw.find(sep)
-    if word.literal and (span.end - span.start) == len(raw) and cut != -1 and raw.startswith(left):
-        vspan = Span(span.source, span.start + cut + len(sep), span.end)
-        vraw = raw[cut + len(sep) :]
-    elif cut != -1 and raw[:cut] == left and (span.end - span.start) == len(raw):
-        vspan = Span(span.source, span.start + cut + len(sep), span.end)
-        vraw = raw[cut + len(sep) :]
-    else:
-        vspan, vraw = span, raw
-    return left, Word(vspan, vraw, value, word.literal, assumed, word.may_split and value is None, tuple(rest_parts))
