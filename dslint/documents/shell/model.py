@@ -15,10 +15,7 @@ from .pieces import join
 
 
 def span_text(span: Span | None) -> str:
-    if span is None:
-        return "?"
-    line, col = span.source.position(span.start)
-    return f"{line}:{col}"
+    return "?" if span is None else span.where()
 
 
 @dataclass(eq=False, repr=False)
@@ -161,11 +158,18 @@ class Command:
 
 @dataclass(eq=False, repr=False)
 class Trap:
-    """A place where bash reads the text differently from how it looks."""
+    """A place where bash reads the text differently from how it looks: facts, worded by the rules."""
 
-    code_name: str
+    code_name: str  # the rule name that reports it (rules/shell.py)
     span: Span
-    message: str
+    harmless: bool = False  # bash already does what the text shows; only its look misleads
+    orphans: str | None = None  # the line that runs as a separate command instead of as arguments
+    lost_env: bool = False  # the `VAR=value \` lines before a blank line set only shell variables
+    word: str | None = None  # env-after-command: the `VAR=value` word written after the command name
+    names: tuple[str, ...] = ()  # the variables concerned
+    command: str | None = None  # the launcher's basename
+    command_line: int | None = None  # the launcher's line (env-not-exported)
+    continued: bool = False  # env-not-exported: the assignments lack the `\` that would continue them
 
     def __repr__(self) -> str:
         return f"Trap({self.code_name} @{span_text(self.span)})"

@@ -32,8 +32,8 @@ def _merge_ranges(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
     return merged
 
 
-def _blank_line_message(source: SourceFile, line: int, code) -> str:
-    """Explain what a blank line after ``\\`` does, depending on what surrounds it."""
+def _blank_line_trap(source: SourceFile, line: int, span: Span, code) -> Trap:
+    """What a blank line after ``\\`` does depends on what surrounds it."""
     first = line
     while first > 1:
         prev = source.line_text(first - 1).rstrip(" \t")
@@ -47,27 +47,22 @@ def _blank_line_message(source: SourceFile, line: int, code) -> str:
         if candidate and not candidate.startswith("#"):
             follow = candidate
             break
-    base = "blank line after a line ending in `\\`: the command ends at the blank line"
     if block and all(re.match(r"[A-Za-z_][A-Za-z0-9_]*=", part) for part in block if part):
-        return (
-            base + "; the `VAR=value \\` lines before it only set shell variables, and the command after the "
-            "blank line runs without them in its environment"
-        )
+        return Trap("blank-line-after-continuation", span, lost_env=True)
     if follow.startswith("-"):
-        return base + f"; `{follow[:40]}` and the lines after it run as a separate command, not as arguments"
-    return base + "; nothing is lost here, but the trailing `\\` is misleading"
+        return Trap("blank-line-after-continuation", span, orphans=follow)
+    return Trap("blank-line-after-continuation", span, harmless=True)
 
 
-def _comment_message(source: SourceFile, line: int) -> str:
-    base = "comment line inside a `\\`-continued command: bash ends the command at the comment"
+def _comment_trap(source: SourceFile, line: int, span: Span) -> Trap:
     for ln in range(line + 1, source.line_count + 1):
         follow = source.line_text(ln).strip()
         if not follow or follow.startswith("#"):
             continue
         if follow.startswith("-"):
-            return base + f", and `{follow[:40]}` and the lines after it run as a separate command"
+            return Trap("comment-in-continuation", span, orphans=follow)
         break
-    return base + "; nothing after it belonged to the command, but the `\\` before it is misleading"
+    return Trap("comment-in-continuation", span, harmless=True)
 
 
 def find_traps(script: Script, excluded_bytes: list[tuple[int, int]]) -> None:
@@ -87,13 +82,7 @@ def find_traps(script: Script, excluded_bytes: list[tuple[int, int]]) -> None:
     crlf = text.find("\r\n")
     if crlf != -1:
         traps.append(
-            Trap(
-                "crlf-line-endings",
-                Span(source, crlf, crlf + 1),
-                "the file has Windows (CRLF) line endings: bash keeps the carriage return as part of each line, "
-                "so a `\\` at the end of a line does not continue the command and every value ends in `\\r`; "
-                "convert the file to LF line endings",
-            )
+            Trap("crlf-line-endings", Span(source, crlf, crlf + 1))
         )
 
     count = source.line_count
@@ -114,22 +103,12 @@ def find_traps(script: Script, excluded_bytes: list[tuple[int, int]]) -> None:
             continue  # `\` + CR: bash escapes the CR and the line does not continue (crlf-line-endings says so)
         if len(stripped) < len(content):
             traps.append(
-                Trap(
-                    "space-after-backslash",
-                    Span(source, bs_pos, end),
-                    "whitespace after the `\\` at the end of this line: bash reads `\\ ` as an escaped space, not a "
-                    "line continuation, so the command ends here and the next line runs as a separate command",
-                )
+                Trap("space-after-backslash", Span(source, bs_pos, end))
             )
             continue
         if not text[bs_pos + 1 :].strip():
             traps.append(
-                Trap(
-                    "trailing-backslash-at-eof",
-                    Span(source, bs_pos, bs_pos + 1),
-                    "the last command ends with a line continuation `\\` and nothing follows it; bash accepts this, "
-                    "but a line added at the end later silently becomes part of the command",
-                )
+                Trap("trailing-backslash-at-eof", Span(source, bs_pos, bs_pos + 1))
             )
             continue
         if line >= count:
@@ -139,19 +118,13 @@ def find_traps(script: Script, excluded_bytes: list[tuple[int, int]]) -> None:
         nxt = text[nstart:nend]
         if not nxt.strip():
             traps.append(
-                Trap(
-                    "blank-line-after-continuation", Span(source, nstart, nend), _blank_line_message(source, line, code)
-                )
+_blank_line_trap(source, line, Span(source, nstart, nend), code)
             )
             continue
         lead = len(nxt) - len(nxt.lstrip(" \t"))
         if nxt[lead : lead + 1] == "#" and not code(nstart + lead):
             traps.append(
-                Trap(
-                    "comment-in-continuation",
-                    Span(source, nstart + lead, nend),
-                    _comment_message(source, line + 1),
-                )
+_comment_trap(source, line + 1, Span(source, nstart + lead, nend))
             )
 
 
@@ -181,12 +154,7 @@ def env_after_command(script: Script, walker: Walker) -> None:
                 and (not PYTHON_RE.match(base or "") or is_launch_env_var(m.group(1)))
             ):
                 traps.append(
-                    Trap(
-                        "env-after-command",
-                        w.span,
-                        f"`{w.raw}` comes after the command name, so bash passes it to `{base}` as an argument "
-                        f"instead of setting {m.group(1)} in its environment; put it before the command",
-                    )
+                    Trap("env-after-command", w.span, word=w.raw, names=(m.group(1),), command=base)
                 )
             prev = w
     # (b) VAR=value lines without export right before a launcher that reads VAR
@@ -243,21 +211,14 @@ def env_after_command(script: Script, walker: Walker) -> None:
         ]
         if not missed:
             continue
-        names = ", ".join(f"`{a.name}`" for a in missed)
-        verb = "is a shell variable" if len(missed) == 1 else "are shell variables"
         continued = len(group) > 1 and source.position(group[0].span.start)[0] != first_line
-        hint = " (the line ends without the `\\` that would continue it into the command)" if continued else ""
         traps.append(
             Trap(
                 "env-not-exported",
                 Span(source, missed[-1].span.start, missed[-1].span.end) if continued else missed[0].span,
-                f"{names} {verb} here, not exported{hint}, so `{base}` on line {cmd_line} does not get "
-                f"{'it' if len(missed) == 1 else 'them'} in its environment (unless the caller already exported "
-                f"{'it' if len(missed) == 1 else 'them'}); use `export`, or put the assignment in front of the command",
+                names=tuple(a.name for a in missed),
+                command=base,
+                command_line=cmd_line,
+                continued=continued,
             )
         )
-
-
-# ---------------------------------------------------------------------------------------
-# entry point
-# ---------------------------------------------------------------------------------------
