@@ -1,0 +1,71 @@
+"""bash's own verdict on a script's syntax, without running bash.
+
+``check(text)`` answers as ``bash -n`` (bash 5.2) does: None when bash accepts the script, else
+the first complaint bash prints and the line it names. bash stops at its first syntax error, so
+there is at most one. The lexer and grammar mirror parse.y; see lexer.py and grammar.py.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .grammar import CondError, Grammar
+from .lexer import EOF, TOKEN_TEXT, Lexer, LexError, UnexpectedToken
+
+BASH_VERSION = "5.2"
+
+
+@dataclass(frozen=True)
+class Complaint:
+    """What bash prints for the first syntax error: ``line N: <message>``."""
+
+    line: int
+    message: str
+    token: str | None = None  # the unexpected token, as bash names it
+
+
+def check(text: str) -> Complaint | None:
+    lexer = Lexer(text)
+    grammar = Grammar(lexer)
+    try:
+        grammar.program()
+    except UnexpectedToken as exc:
+        return _unexpected(lexer, exc)
+    except (LexError, CondError) as exc:
+        if exc.message is None:
+            return None  # bash gives up silently here (and `bash -n` exits 0)
+        return Complaint(exc.line, exc.message)
+    except RecursionError:
+        return None  # nesting deeper than dslint follows: no verdict rather than a guess
+    return None
+
+
+def _unexpected(lexer: Lexer, exc: UnexpectedToken) -> Complaint:
+    if exc.token == EOF:
+        if lexer.eof_token is not None:
+            return Complaint(exc.line, f"unexpected EOF while looking for matching `{lexer.eof_token}'")
+        return Complaint(exc.line, "syntax error: unexpected end of file")
+    name = TOKEN_TEXT.get(exc.token)
+    if name is None:
+        name = exc.value
+    name = _ansi_c_quote(name)
+    return Complaint(exc.line, f"syntax error near unexpected token `{name}'", name)
+
+
+_ESCAPES = {"\a": "\\a", "\b": "\\b", "\x1b": "\\E", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\v": "\\v",
+            "\\": "\\\\", "'": "\\'"}  # fmt: skip
+
+
+def _ansi_c_quote(text: str) -> str:
+    """bash quotes a token with control characters as $'...' in its messages (ansic_quote)."""
+    if not any(ch < " " or ch == "\x7f" for ch in text):
+        return text
+    out = []
+    for ch in text:
+        if ch in _ESCAPES:
+            out.append(_ESCAPES[ch])
+        elif ch < " " or ch == "\x7f":
+            out.append(f"\\{ord(ch):03o}")
+        else:
+            out.append(ch)
+    return "$'" + "".join(out) + "'"
