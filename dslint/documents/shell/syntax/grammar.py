@@ -8,6 +8,8 @@ Nothing is built: the recognizer only says where bash stops.
 
 from __future__ import annotations
 
+import re
+
 from .lexer import (
     ARITH_CMD,
     ARITH_FOR_EXPRS,
@@ -31,6 +33,12 @@ _COMMAND_START = (
     _SHELL_COMMAND | _REDIR_OPS | {WORD, ASSIGNMENT_WORD, NUMBER, REDIR_WORD, "FUNCTION", "COPROC", "BANG", "TIME"}
 )
 _TERMINATORS = frozenset({"\n", ";", EOF})
+# Arguments of a simple command that are plain words to bash whatever comes before them: ordinary
+# characters, simple quotes and simple parameter references, each followed by a blank.
+_PLAIN_ARGS = re.compile(
+    r"""(?:(?:[ \t]|\\\n)+(?!\#)(?:[^ \t\n\\'"`$<>()|&;]|'[^']*'|"[^"\\$`]*"|\$[A-Za-z_][A-Za-z0-9_]*"""
+    r"""|\$\{[A-Za-z_][A-Za-z0-9_]*\})+(?=[ \t\n]|\\\n))+"""
+)
 _UNARY = frozenset("-" + c for c in "abcdefghknoprstuvwxzGLOSNR")
 _BINARY = frozenset({"=", "==", "!=", "<", ">", "-nt", "-ot", "-lt", "-gt", "-eq", "-ef", "-ne", "-ge", "-le"})
 
@@ -189,6 +197,8 @@ class Grammar:
         lx = self.lx
         elements = words
         while True:
+            if words and self.tok is None:
+                self.plain_arguments()
             tok = self.peek()
             if tok in (WORD, ASSIGNMENT_WORD):
                 self.take()
@@ -204,6 +214,27 @@ class Grammar:
         if not elements:
             self.unexpected()
         lx.redirlist = False
+
+    def plain_arguments(self) -> None:
+        """Take a run of arguments that can only be words in one regular expression (speed)."""
+        lx = self.lx
+        if (
+            lx.assignok
+            or lx.redirlist
+            or lx.holes
+            or lx.extglob
+            or lx.regexp
+            or lx.expecting_in
+            or lx.pushback is not None
+            or lx.current != WORD
+            or lx.last in ("COPROC", "FUNCTION")
+        ):
+            return
+        m = _PLAIN_ARGS.match(lx.text, lx.pos)
+        if m is None:
+            return
+        lx.pos = m.end()
+        lx.before = lx.last = WORD
 
     def redirection(self) -> None:
         tok = self.take()
@@ -285,13 +316,13 @@ class Grammar:
     def for_command(self, keyword: str) -> None:
         tok = self.peek()
         if keyword == "FOR" and tok == ARITH_FOR_EXPRS:
-            line, exprs = self.lx.line(), self.lx.value
+            line, exprs = self.lx.mark(), self.lx.value
             self.take()
             if self.peek() in _TERMINATORS:
                 self.take()
                 self.newlines()
             self.loop_body()
-            _check_arith_for(exprs, line)
+            _check_arith_for(exprs, self.lx.line_at(line))
             return
         self.expect(WORD)
         newlines = self.newlines()

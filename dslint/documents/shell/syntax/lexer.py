@@ -61,6 +61,8 @@ _PLAIN_ASSIGN = re.compile(r"[^ \t\n\\'\"`$<>()|&;=\[]+")
 _PLAIN_EXTGLOB = re.compile(r"[^ \t\n\\'\"`$<>()|&;*?+@!]+")
 _PLAIN_ASSIGN_EXTGLOB = re.compile(r"[^ \t\n\\'\"`$<>()|&;=\[*?+@!]+")
 _DIGITS = frozenset("0123456789")
+_FAST_WORD = re.compile(r"[^ \t\n\\'\"`$<>()|&;]+(?=[ \t\n;|&)])")
+_SPECIAL_WORDS = frozenset({"in", "do", "esac", "{", "}", "-p", "--", "]]"})
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _NUMBER = re.compile(r"[0-9]+\Z")
 _ASSIGN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -115,9 +117,16 @@ class Lexer:
     # ---- characters ------------------------------------------------------------------
 
     def line(self) -> int:
-        if self.eof_reads:
-            return self.text.count("\n") + self.eof_reads
-        far = max(self.far, self.pos - 1)
+        return self.line_at(self.mark())
+
+    def mark(self) -> tuple[int, int]:
+        """Where bash's line number stands now (computed into a line only when a message needs it)."""
+        return (max(self.far, self.pos - 1), self.eof_reads)
+
+    def line_at(self, mark: tuple[int, int]) -> int:
+        far, eof_reads = mark
+        if eof_reads:
+            return self.text.count("\n") + eof_reads
         return 1 + self.text.count("\n", 0, max(far, 0))
 
     def getc(self, remove_continuation: bool = True) -> str:
@@ -150,8 +159,8 @@ class Lexer:
         self.ungetc(ch)
         return ch
 
-    def error(self, line: int | None, message: str):
-        raise LexError(self.line() if line is None else line, message)
+    def error(self, mark: tuple[int, int] | None, message: str):
+        raise LexError(self.line_at(self.mark() if mark is None else mark), message)
 
     # ---- tokens ------------------------------------------------------------------------
 
@@ -316,6 +325,14 @@ class Lexer:
     def read_word(self, ch: str) -> str:
         text = self.text
         start = self.pos - 1
+        if not self.holes and not self.extglob and not self.regexp:
+            # the common case: ordinary characters up to a blank, a newline or an operator
+            m = _FAST_WORD.match(text, start)
+            if m is not None:
+                self.pos = m.end()
+                word = m.group()
+                if "=" not in word and "[" not in word:
+                    return self.finish_word(start, False, False, word.isdigit() and word.isascii(), False)
         quoted = False
         dollar = False
         all_digits = ch in _DIGITS if ch else False
@@ -338,8 +355,8 @@ class Lexer:
                 ch = self.getc()
                 continue
             if ch in "'\"`":
-                line = self.line()
                 if ch == "'":
+                    line = self.mark()
                     end = text.find("'", self.pos)
                     if end == -1:
                         self.pos = self.n
@@ -447,20 +464,22 @@ class Lexer:
         nxt = self.text[self.pos : self.pos + 1] if self.pos < self.n else ""
         if all_digits and (nxt in ("<", ">") or self.last in ("LESS_AND", "GREATER_AND")) and _NUMBER.match(word):
             return NUMBER
-        special = self.special_case(word)
-        if special is not None:
-            return special
-        if not dollar and not quoted and self.reserved_ok():
-            reserved = RESERVED.get(word)
-            if reserved is not None and self._reserved(reserved):
+        if self.allowopnbrc or word in _SPECIAL_WORDS:
+            special = self.special_case(word)
+            if special is not None:
+                return special
+        if not dollar and not quoted and word in RESERVED and self.reserved_ok():
+            reserved = RESERVED[word]
+            if self._reserved(reserved):
                 return reserved
-        assignment = _is_assignment(word)
-        if self.command_position(self.last):
-            if word in ASSIGNMENT_BUILTINS:
-                self.assignok = True
-        if word.startswith("{") and word.endswith("}") and nxt in ("<", ">") and _IDENT.match(word[1:-1]):
+        command_position = self.command_position(self.last)
+        if command_position and word in ASSIGNMENT_BUILTINS:
+            self.assignok = True
+        if word[:1] == "{" and word.endswith("}") and nxt in ("<", ">") and _IDENT.match(word[1:-1]):
             return REDIR_WORD
-        result = ASSIGNMENT_WORD if assignment and (self.assignment_ok(self.last) or self.compassign) else WORD
+        result = WORD
+        if "=" in word and ((command_position and not self.casepat) or self.compassign) and _is_assignment(word):
+            result = ASSIGNMENT_WORD
         if self.last == "FUNCTION":
             self.allowopnbrc = True
         elif self.last in ("CASE", "SELECT", "FOR"):
@@ -546,7 +565,7 @@ class Lexer:
     def matched_pair(self, qc: str, open_: str, close: str, *, allowesc=False, firstclose=False, dolbrace=False,
                      arith=False, arraysub=False) -> None:  # fmt: skip
         """Read to the matching ``close`` (the opening character is already read), as bash does."""
-        start_line = self.line()
+        start_line = self.mark()
         text = self.text
         count = 1
         passnext = wasdol = gtlt = False
@@ -625,7 +644,7 @@ class Lexer:
 
     def compound_assignment(self) -> None:
         """``NAME=(`` is read: words up to ``)``, newlines allowed; anything else is an error."""
-        start_line = self.line()
+        start_line = self.mark()
         saved = self.save()
         self.last = WORD
         self.condcmd = self.condexpr = self.regexp = self.extpat = False
