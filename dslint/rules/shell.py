@@ -337,3 +337,37 @@ def env_not_exported(document, context):
             f"in its environment (unless the caller already exported {it}); use `export`, or put the assignment in front of the command"
         )
         yield Finding(trap.span, message, fix=fix)
+
+
+@rule("DS608", "shell-runtime-error", severity="error", kinds=(SCRIPT,))
+def shell_runtime_error(document, context):
+    """Text that `bash -n` accepts but that certainly fails when its line runs.
+
+    ## What it checks
+    A string run by `eval`, `bash -c` or `sh -c` is parsed only when the line runs, so
+    `bash -n` never sees it. When the script decides the string (`CMD="deepspeed train.py ("`
+    then `eval "$CMD"`), dslint parses it with bash 5.2's grammar, as bash will, and reports
+    bash's complaint once, at the command that runs the string. Strings built from values
+    the script does not decide (arguments, the caller's environment, command output) are not
+    judged.
+
+    ## Why it matters
+    The launch line stops with a syntax error after everything before it ran: the job fails
+    late, or a setup step silently does nothing.
+
+    ## Example
+    ```sh
+    CMD="deepspeed train.py --deepspeed ds.json ("
+    eval "$CMD"
+    ```
+    Use instead:
+    ```sh
+    CMD="deepspeed train.py --deepspeed ds.json"
+    eval "$CMD"
+    ```
+    """
+    script = document.script
+    if script is None:
+        return
+    for failure in script.runtime_failures:
+        yield Finding(failure.span, failure.message)

@@ -29,13 +29,17 @@ string that was evaluated.
 
 from __future__ import annotations
 
-from dslint.source import SourceFile
+import re
+
+from dslint.documents.model import ParseProblem
+from dslint.source import SourceFile, Span
 
 from .launchers import LAUNCH_ENV_VARS, LAUNCHER_NAMES, is_launch_env_var, is_launcher_name
 from .model import Assignment, Command, FunctionDef, Heredoc, Script, Trap, Value, VarRef, Word, split_word
-from .problems import collect_problems
+from .syntax import BASH_VERSION, Complaint, check
 from .traps import env_after_command, find_traps
 from .treesitter import parser
+from .unread import Unread, read_tree
 from .variables import Ctx
 from .walker import Walker
 
@@ -49,7 +53,9 @@ __all__ = [
     "FunctionDef",
     "VarRef",
     "Script",
+    "Unread",
     "parse_script",
+    "syntax_problem",
     "split_word",
     "LAUNCHER_NAMES",
     "is_launcher_name",
@@ -74,16 +80,61 @@ def parse_script(source: SourceFile) -> Script:
             patched_tree = parser().parse(patched)
             if not patched_tree.root_node.has_error or _count_errors(patched_tree) < _count_errors(tree):
                 data, tree = patched, patched_tree
+    units: list[tuple[int, int]] = []
+    complaint = check(source.text, units)
+    excluded, unread = read_tree(source, tree, data)
+    if complaint is not None:
+        script.problems.append(syntax_problem(source, complaint))
+    elif unread:
+        # bash accepts what tree-sitter could not read: blank those commands out and read the rest
+        data, tree, unread = _read_around(source, data, units)
+        excluded = read_tree(source, tree, data)[0]
+        script.unread = unread
     walker = Walker(script, data)
     walker._ctx = Ctx()
     walker._literal = True
     walker.block(tree.root_node.children, Ctx())
-    excluded = collect_problems(script, tree, data)
-    script.problems.sort(key=lambda p: (p.span.start, p.span.end))
     find_traps(script, excluded)
     env_after_command(script, walker)
     script.continuation_traps.sort(key=lambda t: (t.span.start, t.code_name))
     return script
+
+
+def _read_around(source: SourceFile, data: bytes, units):
+    """Blank out (keeping newlines and offsets) each top-level command that tree-sitter cannot
+    read on its own, and parse again, so that every other command is read.
+    Returns (data, tree, the commands left unread)."""
+    ascii_text = len(data) == len(source.text)
+
+    def to_byte(offset: int) -> int:
+        return offset if ascii_text else len(source.text[:offset].encode("utf-8"))
+
+    blank = bytearray(data)
+    unread: list[Unread] = []
+    for start, end in units:
+        lo, hi = to_byte(start), to_byte(end)
+        if parser().parse(data[lo:hi]).root_node.has_error:
+            blank[lo:hi] = bytes(b if b in (0x0A, 0x0D) else 0x20 for b in blank[lo:hi])
+            text = source.text[start:end].strip().split("\n", 1)[0]
+            unread.append(Unread(Span(source, start, end), text if len(text) <= 60 else text[:57].rstrip() + "..."))
+    patched = bytes(blank)
+    return patched, parser().parse(patched), unread
+
+
+_PLACEHOLDER = re.compile(r"<[^<>\s][^<>\n]*>")
+
+
+def syntax_problem(source: SourceFile, complaint: Complaint) -> ParseProblem:
+    """bash's complaint, at the line bash names (the whole line, without its indentation)."""
+    line = min(complaint.line, source.line_count)
+    start, end = source.line_start(line), source.line_end(line)
+    text = source.text[start:end]
+    lead = len(text) - len(text.lstrip(" \t"))
+    message = f"bash {BASH_VERSION}: {complaint.message}"
+    placeholder = _PLACEHOLDER.search(text) if complaint.token is not None else None
+    if placeholder is not None:
+        message += f" (`{placeholder.group(0)[:40]}` reads as redirections: a placeholder never filled in?)"
+    return ParseProblem(Span(source, start + lead, end), message)
 
 
 def _count_errors(tree) -> int:

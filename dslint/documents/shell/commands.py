@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import re
 
-from dslint.documents.model import ParseProblem
 from dslint.source import Span
 
-from .model import Assignment, Command, Heredoc, Value, Word
+from .model import Assignment, Command, Heredoc, RuntimeFailure, Value, Word
+from .syntax import BASH_VERSION, check
 from .treesitter import parser
 from .variables import ASSIGN_WORD_RE, NAME_RE, Ctx, Var, unknown_var
 from .wrappers import EnvWord, unwrap
@@ -248,7 +248,11 @@ class Commands:
         self.fixed_span = span
         self.eval_depth += 1
         if tree.root_node.has_error:
-            self.script.problems.append(ParseProblem(span, f"bash cannot parse the string run by `{cmd.basename}`"))
+            complaint = check(text)
+            if complaint is not None:
+                self.script.runtime_failures.append(
+                    RuntimeFailure(span, f"bash {BASH_VERSION} cannot parse the string `{cmd.basename}` runs: {complaint.message}")
+                )
         inner = ctx._replace(from_eval=True, depth=ctx.depth + 1)
         try:
             if child_shell:

@@ -213,6 +213,14 @@ class VarRef:
         return f"VarRef({self.name} @{span_text(self.span)})"
 
 
+@dataclass(frozen=True)
+class RuntimeFailure:
+    """Text bash accepts (``bash -n`` is silent) but that certainly fails when the line runs."""
+
+    span: Span
+    message: str  # bash's complaint, e.g. "bash 5.2 cannot parse the string `eval` runs: ..."
+
+
 @dataclass(eq=False)
 class Script:
     source: SourceFile
@@ -223,6 +231,8 @@ class Script:
     heredocs: list[Heredoc] = field(default_factory=list)
     functions: dict[str, FunctionDef] = field(default_factory=dict)
     references: list[VarRef] = field(default_factory=list)
+    runtime_failures: list[RuntimeFailure] = field(default_factory=list)
+    unread: list = field(default_factory=list)  # parts tree-sitter skipped although bash accepts them (unread.Unread)
 
     @property
     def path(self) -> str:

@@ -24,9 +24,11 @@ class Complaint:
     token: str | None = None  # the unexpected token, as bash names it
 
 
-def check(text: str) -> Complaint | None:
+def check(text: str, units: list | None = None) -> Complaint | None:
+    """bash's first complaint about ``text``, or None. ``units``, when given, receives the
+    (start, end) character range of each complete top-level command bash reads."""
     lexer = Lexer(text)
-    grammar = Grammar(lexer)
+    grammar = Grammar(lexer, units)
     try:
         grammar.program()
     except UnexpectedToken as exc:

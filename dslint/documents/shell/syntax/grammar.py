@@ -53,9 +53,10 @@ class CondError(Exception):
 
 
 class Grammar:
-    def __init__(self, lexer: Lexer):
+    def __init__(self, lexer: Lexer, units: list | None = None):
         self.lx = lexer
         self.tok: str | None = None  # the lookahead token, once read
+        self.units = units  # when a list: (start, end) of each complete command read at the top level
         lexer.cond = self.cond_command
         lexer.comsub_parser = self.comsub
 
@@ -99,8 +100,11 @@ class Grammar:
             if tok == "\n":
                 self.take()
                 continue
+            start = self.lx.token_start
             self.simple_list()
             self.expect("\n", EOF)
+            if self.units is not None:
+                self.units.append((start, min(self.lx.pos, self.lx.n)))
 
     def simple_list(self) -> None:
         while True:

@@ -103,6 +103,7 @@ class Lexer:
         self.last = None
         self.before = None
         self.value = ""  # the text of the last WORD-like token
+        self.token_start = 0  # where the last token read began
         self.quoted = False  # whether it had quotes or backslashes (a here-document delimiter's quoting)
         # parser_state flags
         self.casepat = self.casestmt = self.condcmd = self.condexpr = self.regexp = self.extpat = False
@@ -210,6 +211,7 @@ class Lexer:
             ch = self.getc()
             if ch not in (" ", "\t"):
                 break
+        self.token_start = self.pos - 1
         if ch == "":
             return EOF
         if ch == "#":
