@@ -694,7 +694,11 @@ class Lexer:
             line = text[at:end]
             nxt = end
             if not quoted:
-                while line.endswith("\\\n") and (len(line) - len(line[:-1].rstrip("\\")) - 1) % 2 == 1 and nxt < n:
+                while line.endswith("\\\n") and (len(line) - len(line[:-1].rstrip("\\")) - 1) % 2 == 1:
+                    if nxt >= n:  # joined with the end of the input: bash counts one more line
+                        self.eof_reads += 1
+                        line = line[:-2] + "\n"
+                        break
                     e2 = text.find("\n", nxt)
                     e2 = n if e2 == -1 else e2 + 1
                     line = line[:-2] + text[nxt:e2]
