@@ -58,7 +58,7 @@ def bash_verdicts(bash: str, texts: list[bytes]) -> list[tuple[int, str] | None]
         out = []
         for path in paths:
             rc = int(Path(path + ".rc").read_text())
-            errors = [line for line in Path(path + ".err").read_text(errors="replace").splitlines() if "warning:" not in line]
+            errors = [line for line in Path(path + ".err").read_bytes().decode("utf-8", "replace").split("\n") if line and "warning:" not in line]
             first = _LINE.match(errors[0]) if errors else None
             if rc == 0 and first is None:
                 out.append(None)

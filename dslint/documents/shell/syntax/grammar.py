@@ -264,7 +264,12 @@ class Grammar:
         tok = self.peek()
         if tok == "(":
             self.take()
-            self.expect(")")
+            if self.peek() != ")":  # `function f (cmd)`: the body is a subshell
+                self.compound_list()
+                self.expect(")")
+                self.redirections()
+                return
+            self.take()
             self.newlines()
         elif tok == "\n":
             self.newlines()

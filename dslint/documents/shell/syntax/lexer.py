@@ -327,7 +327,7 @@ class Lexer:
     def read_word(self, ch: str) -> str:
         text = self.text
         start = self.pos - 1
-        if not self.holes and not self.extglob and not self.regexp:
+        if not self.holes and not self.extglob and not self.regexp and not self.compassign:
             # the common case: ordinary characters up to a blank, a newline or an operator
             m = _FAST_WORD.match(text, start)
             if m is not None:
