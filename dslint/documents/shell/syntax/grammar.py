@@ -107,18 +107,8 @@ class Grammar:
                 self.units.append((start, min(self.lx.pos, self.lx.n)))
 
     def simple_list(self) -> None:
-        while True:
-            self.pipeline_command()
-            tok = self.peek()
-            if tok in ("AND_AND", "OR_OR"):
-                self.take()
-                self.newlines()
-                continue
-            if tok in (";", "&"):
-                self.take()
-                if self.peek() in _COMMAND_START:
-                    continue
-            return
+        """A top-level list: `;` and `&` separate commands, a newline ends the list."""
+        self.sequence((";", "&"), skip_newlines=False)
 
     def compound_list(self) -> None:
         self.newlines()
@@ -127,6 +117,10 @@ class Grammar:
         self.list1()
 
     def list1(self) -> None:
+        """A list inside a compound command: newlines separate commands too."""
+        self.sequence((";", "&", "\n"), skip_newlines=True)
+
+    def sequence(self, separators: tuple[str, ...], skip_newlines: bool) -> None:
         while True:
             self.pipeline_command()
             tok = self.peek()
@@ -134,9 +128,10 @@ class Grammar:
                 self.take()
                 self.newlines()
                 continue
-            if tok in (";", "&", "\n"):
+            if tok in separators:
                 self.take()
-                self.newlines()
+                if skip_newlines:
+                    self.newlines()
                 if self.peek() in _COMMAND_START:
                     continue
             return
