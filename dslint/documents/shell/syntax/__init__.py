@@ -7,7 +7,10 @@ there is at most one. The lexer and grammar mirror parse.y; see lexer.py and gra
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+
+from ..quoting import ansi_c
 
 from .grammar import CondError, Grammar
 from .lexer import EOF, TOKEN_TEXT, Lexer, LexError, UnexpectedToken
@@ -49,9 +52,25 @@ def _unexpected(lexer: Lexer, exc: UnexpectedToken) -> Complaint:
         return Complaint(exc.line, "syntax error: unexpected end of file")
     name = TOKEN_TEXT.get(exc.token)
     if name is None:
-        name = exc.value
+        name = _as_bash_keeps(exc.value)
     name = _ansi_c_quote(name)
     return Complaint(exc.line, f"syntax error near unexpected token `{name}'", name)
+
+
+_LOCALIZED = re.compile(r"""\$(?:'((?:[^'\\]|\\.)*)'|(?="))""", re.S)
+
+
+def _as_bash_keeps(word: str) -> str:
+    """A word as bash stores it: ``$'...'`` expanded and single-quoted, ``$"..."`` as ``"..."``."""
+    if "$'" not in word and '$"' not in word:
+        return word
+
+    def keep(m: re.Match) -> str:
+        if m.group(1) is None:
+            return ""
+        return "'" + ansi_c(m.group(1)).replace("'", "'\\''") + "'"
+
+    return _LOCALIZED.sub(keep, word)
 
 
 _ESCAPES = {"\a": "\\a", "\b": "\\b", "\x1b": "\\E", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\v": "\\v",
