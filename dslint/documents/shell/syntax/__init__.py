@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from ..quoting import ansi_c
 
 from .grammar import CondError, Grammar
-from .lexer import EOF, TOKEN_TEXT, Lexer, LexError, UnexpectedToken
+from .lexer import EOF, REDIR_WORD, TOKEN_TEXT, Lexer, LexError, UnexpectedToken
 
 BASH_VERSION = "5.2"
 
@@ -51,10 +51,29 @@ def _unexpected(lexer: Lexer, exc: UnexpectedToken) -> Complaint:
             return Complaint(exc.line, f"unexpected EOF while looking for matching `{lexer.eof_token}'")
         return Complaint(exc.line, "syntax error: unexpected end of file")
     name = TOKEN_TEXT.get(exc.token)
+    if name is None and exc.token == REDIR_WORD:
+        return Complaint(exc.line, f"syntax error near `{_text_near(lexer)}'")
     if name is None:
         name = _as_bash_keeps(exc.value)
     name = _ansi_c_quote(name)
     return Complaint(exc.line, f"syntax error near unexpected token `{name}'", name)
+
+
+def _text_near(lexer: Lexer) -> str:
+    """bash's error_token_from_text: the word of the input line just before where reading stopped."""
+    text, pos = lexer.text, min(lexer.pos, lexer.n - 1)
+    start = text.rfind("\n", 0, pos) + 1
+    line, i = text[start : text.find("\n", pos) + 1], pos - start
+    if i and i >= len(line):
+        i -= 1
+    while i and line[i] in " \t\n":
+        i -= 1
+    end = i + 1 if i else 0
+    while i and line[i] not in " \n\t;|&":
+        i -= 1
+    while i != end and line[i] in " \t\n":
+        i += 1
+    return line[i:end] if end else line[i : i + 1]
 
 
 _LOCALIZED = re.compile(r"""\$(?:'((?:[^'\\]|\\.)*)'|(?="))""", re.S)

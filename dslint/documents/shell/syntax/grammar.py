@@ -43,6 +43,10 @@ _UNARY = frozenset("-" + c for c in "abcdefghknoprstuvwxzGLOSNR")
 _BINARY = frozenset({"=", "==", "!=", "<", ">", "-nt", "-ot", "-lt", "-gt", "-eq", "-ef", "-ne", "-ge", "-le"})
 
 
+# bison's numbers for the word-like tokens (y.tab.h of bash 5.2), which bash prints for them in [[ ]]
+_TOKEN_NUMBERS = {ASSIGNMENT_WORD: 282, REDIR_WORD: 283, NUMBER: 284, ARITH_CMD: 285, ARITH_FOR_EXPRS: 286}
+
+
 class CondError(Exception):
     """A [[ ]] expression bash rejects (it prints the message; ``message`` None when it prints none)."""
 
@@ -102,6 +106,10 @@ class Grammar:
                 continue
             start = self.lx.token_start
             self.simple_list()
+            if self.peek() not in ("\n", EOF) and self.lx.heredocs:
+                # bash reduces to simple_list, whose action reads pending here-documents, before
+                # it finds that the token cannot follow: the error comes after their bodies
+                self.lx.gather_heredocs()
             self.expect("\n", EOF)
             if self.units is not None:
                 self.units.append((start, min(self.lx.pos, self.lx.n)))
@@ -517,7 +525,9 @@ class Grammar:
             text = _token_text(tok, None)
             if len(tok) == 1:
                 self.cond_fail(f"unexpected token `{tok}' in conditional command")
-            self.cond_fail(f"unexpected token `{text}' in conditional command" if text else "unexpected token in conditional command")
+            if text is None:  # bash prints the token's number in its grammar
+                self.cond_fail(f"unexpected token {_TOKEN_NUMBERS.get(tok, 0)} in conditional command")
+            self.cond_fail(f"unexpected token `{text}' in conditional command")
 
 
 def _token_text(tok: str, value: str | None) -> str | None:
