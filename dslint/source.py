@@ -167,6 +167,11 @@ class Span:
     def virtual(self) -> bool:
         return self.source.virtual
 
+    def where(self) -> str:
+        """``line:column`` of the start, 1-based, as messages and reprs print a position."""
+        line, column = self.source.position(self.start)
+        return f"{line}:{column}"
+
     def __hash__(self) -> int:  # SourceFile is mutable; identity is enough here
         return hash((id(self.source), self.start, self.end))
 

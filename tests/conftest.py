@@ -4,7 +4,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-CORPUS = ROOT.parent / "shared" / "corpus"
+# CI lays shared/ beside the clone; DSLINT_CORPUS points elsewhere (a worktree, a local copy)
+CORPUS = Path(os.environ.get("DSLINT_CORPUS") or ROOT.parent / "shared" / "corpus")
 
 
 @pytest.fixture

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from dslint.documents.shell import Command, Script, Word, _span_text, split_word
+from dslint.documents.shell import Command, Script, Word, split_word
 from dslint.source import Span
 
 __all__ = ["Option", "LaunchCommand", "find_launches", "launch_of", "LAUNCHERS"]
@@ -57,7 +57,7 @@ class Option:
         if self.name is None:
             return f"Option(<positional> {self.value!r})"
         vals = [w.value if w.value is not None else w.raw for w in self.values]
-        return f"Option({self.name} {vals} @{_span_text(self.span)})"
+        return f"Option({self.name} {vals} @{self.span.where()})"
 
 
 @dataclass(eq=False, repr=False)
@@ -108,7 +108,7 @@ class LaunchCommand:
     def __repr__(self) -> str:
         sub = f" {self.subcommand}" if self.subcommand else ""
         prog = f" {self.program.raw}" if self.program is not None else ""
-        return f"LaunchCommand({self.launcher}{sub}{prog} @{_span_text(self.span)})"
+        return f"LaunchCommand({self.launcher}{sub}{prog} @{self.span.where()})"
 
 
 # ---------------------------------------------------------------------------------------

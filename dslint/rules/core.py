@@ -17,9 +17,12 @@ def syntax_error(document, context):
     (`hjson.load(..., object_pairs_hook=dict_raise_error_on_duplicate_keys)`,
     deepspeed/runtime/config.py:444). Training and accelerate YAML are read with PyYAML's
     `safe_load` (YAML 1.1), as ms-swift, transformers' HfArgumentParser, LLaMA-Factory and
-    accelerate do. Launch scripts are read with tree-sitter-bash and checked for what bash
-    itself rejects (`bash -n`): unterminated quotes, a missing `fi` or `done`, unquoted
-    `<placeholder>` values. The error is reported where the parser stopped.
+    accelerate do. Launch scripts get bash's own verdict: dslint carries a reader of bash 5.2's
+    grammar (a port of parse.y's tokenizer and grammar, checked against `bash -n` on generated
+    scripts and real ones), so it needs no bash to run. Like bash, it stops at the first error
+    and names the line bash names, with bash's complaint (an unterminated quote, a missing `fi`
+    or `done`, an unquoted `<placeholder>` that bash reads as redirections). The error is
+    reported where the parser stopped; there is one per file, as bash stops there.
 
     ## Why it matters
     A config that does not parse fails the launch only after the job waited in the queue and
@@ -36,6 +39,36 @@ def syntax_error(document, context):
     """
     for problem in document.problems:
         yield Finding(problem.span, problem.message)
+
+
+@rule("DS005", "shell-construct-not-read", severity="info", kinds=("launch-script",))
+def shell_construct_not_read(document, context):
+    """A command bash accepts that dslint's script reader could not read.
+
+    ## What it checks
+    dslint reads launch scripts twice: with bash's grammar, for the verdict on the syntax
+    (DS001), and with tree-sitter-bash, to follow commands, variables and launches. Where
+    tree-sitter's grammar cannot read a command that bash accepts (some arithmetic and
+    backquote forms), that command is skipped and every other command is still read. This
+    info names the command that was skipped; it is never an error, since bash runs it.
+
+    ## Why it matters
+    Values set or launches made inside the skipped command are unknown to the other rules:
+    a finding they would make there is missed, and a variable set there is treated as unknown.
+
+    ## Example
+    ```sh
+    deepspeed train.py \\
+        `# the model` --model m
+    ```
+    Use instead: nothing to change for bash. To let dslint follow the command, write it in a
+    simpler form (`# comment` lines above the command instead of backquoted comments).
+    """
+    script = document.script
+    if script is None:
+        return
+    for part in script.unread:
+        yield Finding(part.span, f"dslint could not read this command (bash accepts it): `{part.text}`")
 
 
 @rule("DS002", "duplicate-key", severity="error", kinds=(DEEPSPEED,), fixable=True)

@@ -1,7 +1,8 @@
 """Launch scripts that bash reads differently from how they look.
 
 Each rule reports one kind of continuation or environment trap found by the static shell
-reader (dslint/documents/shell.py), at the exact line. Fixes change what bash runs, so they
+reader (dslint/documents/shell/traps.py), at the exact line; the reader returns the facts
+(``Trap``), the wording is here. Fixes change what bash runs, so they
 are all unsafe: they make the script do what it appears to say.
 """
 
@@ -17,6 +18,26 @@ def _traps(document, name: str):
     if script is None:
         return []
     return [trap for trap in script.continuation_traps if trap.code_name == name]
+
+
+def _blank_line_message(trap) -> str:
+    base = "blank line after a line ending in `\\`: the command ends at the blank line"
+    if trap.lost_env:
+        return base + "; the `VAR=value \\` lines before it only set shell variables, and the command after the blank line runs without them in its environment"
+    if trap.orphans:
+        return base + f"; `{trap.orphans[:40]}` and the lines after it run as a separate command, not as arguments"
+    return base + "; nothing is lost here, but the trailing `\\` is misleading"
+
+
+def _comment_message(trap) -> str:
+    base = "comment line inside a `\\`-continued command: bash ends the command at the comment"
+    if trap.orphans:
+        return base + f", and `{trap.orphans[:40]}` and the lines after it run as a separate command"
+    return base + "; nothing after it belonged to the command, but the `\\` before it is misleading"
+
+
+def _them(names) -> str:
+    return "it" if len(names) == 1 else "them"
 
 
 def _trap_line(trap) -> tuple:
@@ -73,14 +94,14 @@ def blank_line_after_continuation(document, context):
     for trap in _traps(document, "blank-line-after-continuation"):
         source = trap.span.source
         line = source.position(trap.span.start)[0]
-        harmless = "nothing is lost" in trap.message
+        harmless = trap.harmless
         if harmless or not _joinable(_next_code_line(source, line)):
             # bash ends the command at the blank line already; joining would make the next
             # statement (`((i++))`, `if`, `}`) an argument, which bash cannot parse
             fix = Fix.safe("Remove the trailing `\\` (bash ends the command here already)", _trailing_backslash(source, line - 1))
         else:
             fix = Fix.unsafe("Delete the blank line", _whole_line(source, line))
-        yield Finding(trap.span, trap.message, fix=fix, severity=Severity.WARNING if harmless else None)
+        yield Finding(trap.span, _blank_line_message(trap), fix=fix, severity=Severity.WARNING if harmless else None)
 
 
 _RESERVED = frozenset({"if", "then", "else", "elif", "fi", "for", "while", "until", "do", "done", "case", "esac", "function", "select",
@@ -138,10 +159,10 @@ def comment_in_continuation(document, context):
     """
     for trap in _traps(document, "comment-in-continuation"):
         line = trap.span.source.position(trap.span.start)[0]
-        harmless = "nothing after it belonged" in trap.message
+        harmless = trap.harmless
         yield Finding(
             trap.span,
-            trap.message,
+            _comment_message(trap),
             fix=None if harmless else Fix.unsafe("Delete the comment line", _whole_line(trap.span.source, line)),
             severity=Severity.WARNING if harmless else None,
         )
@@ -174,7 +195,11 @@ def space_after_backslash(document, context):
         if stripped.endswith("\\"):
             start = source.line_start(line) + len(stripped)
             fix = Fix.unsafe("Remove the whitespace after the backslash", Edit(source, start, source.line_end(line), ""))
-        yield Finding(trap.span, trap.message, fix=fix)
+        message = (
+            "whitespace after the `\\` at the end of this line: bash reads `\\ ` as an escaped space, not a line "
+            "continuation, so the command ends here and the next line runs as a separate command"
+        )
+        yield Finding(trap.span, message, fix=fix)
 
 
 @rule("DS604", "crlf-line-endings", severity="error", kinds=(SCRIPT,))
@@ -197,7 +222,11 @@ def crlf_line_endings(document, context):
     and add `*.sh text eol=lf` to `.gitattributes`.
     """
     for trap in _traps(document, "crlf-line-endings"):
-        yield Finding(trap.span, trap.message)
+        yield Finding(
+            trap.span,
+            "the file has Windows (CRLF) line endings: bash keeps the carriage return as part of each line, so a `\\` at "
+            "the end of a line does not continue the command and every value ends in `\\r`; convert the file to LF line endings",
+        )
 
 
 @rule("DS605", "trailing-backslash-at-eof", severity="warning", kinds=(SCRIPT,), fixable=True)
@@ -227,7 +256,11 @@ def trailing_backslash_at_eof(document, context):
             keep = stripped[:-1].rstrip(" \t")
             start = source.line_start(line) + len(keep)
             fix = Fix.safe("Remove the trailing backslash", Edit(source, start, source.line_end(line), ""))
-        yield Finding(trap.span, trap.message, fix=fix)
+        message = (
+            "the last command ends with a line continuation `\\` and nothing follows it; bash accepts this, but a line "
+            "added at the end later silently becomes part of the command"
+        )
+        yield Finding(trap.span, message, fix=fix)
 
 
 @rule("DS606", "env-after-command", severity="error", kinds=(SCRIPT,))
@@ -253,7 +286,11 @@ def env_after_command(document, context):
     ```
     """
     for trap in _traps(document, "env-after-command"):
-        yield Finding(trap.span, trap.message)
+        yield Finding(
+            trap.span,
+            f"`{trap.word}` comes after the command name, so bash passes it to `{trap.command}` as an argument instead of "
+            f"setting {trap.names[0]} in its environment; put it before the command",
+        )
 
 
 @rule("DS607", "env-not-exported", severity="warning", kinds=(SCRIPT,), fixable=True)
@@ -291,4 +328,46 @@ def env_not_exported(document, context):
         fix = None
         if "\\" not in text and text[: len(text) - len(text.lstrip())] == "" and "=" in text and " " not in text.split("=", 1)[0]:
             fix = Fix.unsafe("Export the variable", Edit(source, source.line_start(line), source.line_start(line), "export "))
-        yield Finding(trap.span, trap.message, fix=fix)
+        names = ", ".join(f"`{name}`" for name in trap.names)
+        verb = "is a shell variable" if len(trap.names) == 1 else "are shell variables"
+        hint = " (the line ends without the `\\` that would continue it into the command)" if trap.continued else ""
+        it = _them(trap.names)
+        message = (
+            f"{names} {verb} here, not exported{hint}, so `{trap.command}` on line {trap.command_line} does not get {it} "
+            f"in its environment (unless the caller already exported {it}); use `export`, or put the assignment in front of the command"
+        )
+        yield Finding(trap.span, message, fix=fix)
+
+
+@rule("DS608", "shell-runtime-error", severity="error", kinds=(SCRIPT,))
+def shell_runtime_error(document, context):
+    """Text that `bash -n` accepts but that certainly fails when its line runs.
+
+    ## What it checks
+    A string run by `eval`, `bash -c` or `sh -c` is parsed only when the line runs, so
+    `bash -n` never sees it. When the script decides the string (`CMD="deepspeed train.py ("`
+    then `eval "$CMD"`), dslint parses it with bash 5.2's grammar, as bash will, and reports
+    bash's complaint once, at the command that runs the string. Strings built from values
+    the script does not decide (arguments, the caller's environment, command output) are not
+    judged.
+
+    ## Why it matters
+    The launch line stops with a syntax error after everything before it ran: the job fails
+    late, or a setup step silently does nothing.
+
+    ## Example
+    ```sh
+    CMD="deepspeed train.py --deepspeed ds.json ("
+    eval "$CMD"
+    ```
+    Use instead:
+    ```sh
+    CMD="deepspeed train.py --deepspeed ds.json"
+    eval "$CMD"
+    ```
+    """
+    script = document.script
+    if script is None:
+        return
+    for failure in script.runtime_failures:
+        yield Finding(failure.span, failure.message)

@@ -1,0 +1,151 @@
+"""Shell launch scripts read statically: commands, their words and the environment they see.
+
+Nothing here runs anything. ``parse_script`` parses the text with tree-sitter-bash and walks
+the statements in order, keeping a table of shell variables so that every word of every
+command gets the value bash would give it, when that value can be known from the file alone.
+
+Rules of the evaluation:
+
+* A value is known only when the script itself decides it. Anything that comes from outside
+  the file (the caller's environment, ``$1``, ``read``, ``$(nvidia-smi ...)``, loop variables,
+  ``~``) is unknown: ``value`` is ``None``. Nothing is guessed.
+* Besides the strict value, every word and variable carries ``assumed``: the value it has when
+  the caller sets none of the variables the script leaves open and passes no arguments
+  (``${NPROC:-8}`` is unknown, assumed ``"8"``). Rules can use it for softer findings.
+* ``if``/``case`` branches and the right side of ``&&``/``||`` run on copies of the table; a
+  variable whose branches disagree is unknown afterwards. Variables assigned in a loop body are
+  unknown in the body and after it.
+* Unquoted expansions are split into fields as bash does (``$ARGS`` with ``ARGS="--a 1"``
+  gives two words); an unquoted expansion whose value is unknown keeps one word with
+  ``may_split`` set, because it may stand for any number of words.
+* Exported variables (``export``, ``declare -x``, ``set -a``) and prefix assignments
+  (``VAR=x cmd``, ``env VAR=x cmd``) form a command's ``environment``; plain assignments are
+  only ``shell_vars``. A variable the caller had already exported stays exported after a plain
+  assignment, which a static reader cannot see: rules should word findings accordingly.
+
+Positions are ``Span`` character ranges; words produced by ``eval``/``bash -c`` point at the
+string that was evaluated.
+"""
+
+from __future__ import annotations
+
+import re
+
+from dslint.documents.model import ParseProblem
+from dslint.source import SourceFile, Span
+
+from .launchers import LAUNCH_ENV_VARS, LAUNCHER_NAMES, is_launch_env_var, is_launcher_name
+from .model import Assignment, Command, FunctionDef, Heredoc, Script, Trap, Value, VarRef, Word, split_word
+from .syntax import BASH_VERSION, Complaint, check
+from .traps import env_after_command, find_traps
+from .treesitter import parser
+from .unread import Unread, read_tree
+from .variables import Ctx
+from .walker import Walker
+
+__all__ = [
+    "Word",
+    "Assignment",
+    "Value",
+    "Command",
+    "Trap",
+    "Heredoc",
+    "FunctionDef",
+    "VarRef",
+    "Script",
+    "Unread",
+    "parse_script",
+    "syntax_problem",
+    "split_word",
+    "LAUNCHER_NAMES",
+    "is_launcher_name",
+    "LAUNCH_ENV_VARS",
+    "is_launch_env_var",
+]
+
+
+def parse_script(source: SourceFile) -> Script:
+    """Read a shell script statically. Never raises for bad input; problems are reported."""
+    script = Script(source=source)
+    data = source.utf8
+    tree = parser().parse(data)
+    # bash accepts a `\` at the very end of the file; tree-sitter does not. Parse a copy with
+    # that backslash turned into a space (same length, so every offset stays valid).
+    if tree.root_node.has_error:
+        end = len(data.rstrip())
+        if end and data[end - 1 : end] == b"\\" and (end - len(data[:end].rstrip(b"\\"))) % 2 == 1:
+            buf = bytearray(data)
+            buf[end - 1] = 0x20
+            patched = bytes(buf)
+            patched_tree = parser().parse(patched)
+            if not patched_tree.root_node.has_error or _count_errors(patched_tree) < _count_errors(tree):
+                data, tree = patched, patched_tree
+    units: list[tuple[int, int]] = []
+    complaint = check(source.text, units)
+    excluded, unread = read_tree(source, tree, data)
+    if complaint is not None:
+        script.problems.append(syntax_problem(source, complaint))
+    elif unread:
+        # bash accepts what tree-sitter could not read: blank those commands out and read the rest
+        data, tree, unread = _read_around(source, data, units)
+        excluded = read_tree(source, tree, data)[0]
+        script.unread = unread
+    walker = Walker(script, data)
+    walker._ctx = Ctx()
+    walker._literal = True
+    walker.block(tree.root_node.children, Ctx())
+    find_traps(script, excluded)
+    env_after_command(script, walker)
+    script.continuation_traps.sort(key=lambda t: (t.span.start, t.code_name))
+    return script
+
+
+def _read_around(source: SourceFile, data: bytes, units):
+    """Blank out (keeping newlines and offsets) each top-level command that tree-sitter cannot
+    read on its own, and parse again, so that every other command is read.
+    Returns (data, tree, the commands left unread)."""
+    ascii_text = len(data) == len(source.text)
+
+    def to_byte(offset: int) -> int:
+        return offset if ascii_text else len(source.text[:offset].encode("utf-8"))
+
+    blank = bytearray(data)
+    unread: list[Unread] = []
+    for start, end in units:
+        lo, hi = to_byte(start), to_byte(end)
+        if parser().parse(data[lo:hi]).root_node.has_error:
+            blank[lo:hi] = bytes(b if b in (0x0A, 0x0D) else 0x20 for b in blank[lo:hi])
+            text = source.text[start:end].strip().split("\n", 1)[0]
+            unread.append(Unread(Span(source, start, end), text if len(text) <= 60 else text[:57].rstrip() + "..."))
+    patched = bytes(blank)
+    return patched, parser().parse(patched), unread
+
+
+_PLACEHOLDER = re.compile(r"<[^<>\s][^<>\n]*>")
+
+
+def syntax_problem(source: SourceFile, complaint: Complaint) -> ParseProblem:
+    """bash's complaint, at the line bash names (the whole line, without its indentation)."""
+    line = min(complaint.line, source.line_count)
+    start, end = source.line_start(line), source.line_end(line)
+    text = source.text[start:end]
+    lead = len(text) - len(text.lstrip(" \t"))
+    message = f"bash {BASH_VERSION}: {complaint.message}"
+    placeholder = _PLACEHOLDER.search(text) if complaint.token is not None else None
+    if placeholder is not None:
+        message += f" (`{placeholder.group(0)[:40]}` reads as redirections: a placeholder never filled in?)"
+    return ParseProblem(Span(source, start + lead, end), message)
+
+
+def _count_errors(tree) -> int:
+    count = 0
+    stack = [tree.root_node]
+    while stack:
+        node = stack.pop()
+        if node.type == "ERROR" or node.is_missing:
+            count += 1
+            continue
+        if node.has_error:
+            stack.extend(node.children)
+    return count
+

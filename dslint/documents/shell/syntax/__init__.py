@@ -1,0 +1,111 @@
+"""bash's own verdict on a script's syntax, without running bash.
+
+``check(text)`` answers as ``bash -n`` (bash 5.2) does: None when bash accepts the script, else
+the first complaint bash prints and the line it names. bash stops at its first syntax error, so
+there is at most one. The lexer and grammar mirror parse.y; see lexer.py and grammar.py.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ..quoting import ansi_c
+
+from .grammar import CondError, Grammar
+from .lexer import EOF, REDIR_WORD, TOKEN_TEXT, Lexer, LexError, UnexpectedToken
+
+BASH_VERSION = "5.2"
+
+
+@dataclass(frozen=True)
+class Complaint:
+    """What bash prints for the first syntax error: ``line N: <message>``."""
+
+    line: int
+    message: str
+    token: str | None = None  # the unexpected token, as bash names it
+
+
+def check(text: str, units: list | None = None) -> Complaint | None:
+    """bash's first complaint about ``text``, or None. ``units``, when given, receives the
+    (start, end) character range of each complete top-level command bash reads."""
+    lexer = Lexer(text)
+    grammar = Grammar(lexer, units)
+    try:
+        grammar.program()
+    except UnexpectedToken as exc:
+        return _unexpected(lexer, exc)
+    except (LexError, CondError) as exc:
+        if exc.message is None:
+            return None  # bash gives up silently here (and `bash -n` exits 0)
+        return Complaint(exc.line, exc.message)
+    except RecursionError:
+        return None  # nesting deeper than dslint follows: no verdict rather than a guess
+    return None
+
+
+def _unexpected(lexer: Lexer, exc: UnexpectedToken) -> Complaint:
+    if exc.token == EOF:
+        if lexer.eof_token is not None:
+            return Complaint(exc.line, f"unexpected EOF while looking for matching `{lexer.eof_token}'")
+        return Complaint(exc.line, "syntax error: unexpected end of file")
+    name = TOKEN_TEXT.get(exc.token)
+    if name is None and exc.token == REDIR_WORD:
+        return Complaint(exc.line, f"syntax error near `{_text_near(lexer)}'")
+    if name is None:
+        name = _as_bash_keeps(exc.value)
+    name = _ansi_c_quote(name)
+    return Complaint(exc.line, f"syntax error near unexpected token `{name}'", name)
+
+
+def _text_near(lexer: Lexer) -> str:
+    """bash's error_token_from_text: the word of the input line just before where reading stopped."""
+    text, pos = lexer.text, min(lexer.pos, lexer.n - 1)
+    start = text.rfind("\n", 0, pos) + 1
+    line, i = text[start : text.find("\n", pos) + 1], pos - start
+    if i and i >= len(line):
+        i -= 1
+    while i and line[i] in " \t\n":
+        i -= 1
+    end = i + 1 if i else 0
+    while i and line[i] not in " \n\t;|&":
+        i -= 1
+    while i != end and line[i] in " \t\n":
+        i += 1
+    return line[i:end] if end else line[i : i + 1]
+
+
+_LOCALIZED = re.compile(r"""\$(?:'((?:[^'\\]|\\.)*)'|(?="))""", re.S)
+
+
+def _as_bash_keeps(word: str) -> str:
+    """A word as bash stores it: ``$'...'`` expanded and single-quoted, ``$"..."`` as ``"..."``."""
+    if "$'" not in word and '$"' not in word:
+        return word
+
+    def keep(m: re.Match) -> str:
+        if m.group(1) is None:
+            return ""
+        return "'" + ansi_c(m.group(1)).replace("'", "'\\''") + "'"
+
+    return _LOCALIZED.sub(keep, word)
+
+
+_ESCAPES = {"\a": "\\a", "\b": "\\b", "\x1b": "\\E", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\v": "\\v",
+            "\\": "\\\\", "'": "\\'"}  # fmt: skip
+
+
+def _ansi_c_quote(text: str) -> str:
+    """bash quotes a token with control characters as $'...' in its messages (ansic_quote)."""
+    if not any(ch < " " or ch == "\x7f" for ch in text):
+        return text
+    out = []
+    for ch in text:
+        if ch in _ESCAPES:
+            out.append(_ESCAPES[ch])
+        elif ch < " " or ch == "\x7f":
+            out.append(f"\\{ord(ch):03o}")
+        else:
+            out.append(ch)
+    return "$'" + "".join(out) + "'"

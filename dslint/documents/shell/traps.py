@@ -1,0 +1,224 @@
+"""Continuation and environment traps: places where bash reads the text differently from how it looks.
+
+Found on the raw text, as bash reads it (comments, multi-line strings and here-document bodies are
+not code).
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from typing import TYPE_CHECKING
+
+from dslint.source import SourceFile, Span
+
+from .launchers import PYTHON_RE, is_launch_env_var, is_launcher_name
+from .model import Script, Trap, Word
+
+if TYPE_CHECKING:
+    from .walker import Walker
+
+_BACKSLASH_EOL = re.compile(r"\\[ \t]*\r?$", re.M)
+
+
+def _merge_ranges(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    merged: list[tuple[int, int]] = []
+    for s, e in sorted(ranges):
+        if merged and s <= merged[-1][1]:
+            if e > merged[-1][1]:
+                merged[-1] = (merged[-1][0], e)
+        else:
+            merged.append((s, e))
+    return merged
+
+
+def _blank_line_trap(source: SourceFile, line: int, span: Span, code) -> Trap:
+    """What a blank line after ``\\`` does depends on what surrounds it."""
+    first = line
+    while first > 1:
+        prev = source.line_text(first - 1).rstrip(" \t")
+        if not prev.endswith("\\") or not code(source.line_end(first - 1) - 1):
+            break
+        first -= 1
+    block = [source.line_text(ln).strip().rstrip("\\").strip() for ln in range(first, line + 1)]
+    follow = ""
+    for ln in range(line + 2, source.line_count + 1):
+        candidate = source.line_text(ln).strip()
+        if candidate and not candidate.startswith("#"):
+            follow = candidate
+            break
+    if block and all(re.match(r"[A-Za-z_][A-Za-z0-9_]*=", part) for part in block if part):
+        return Trap("blank-line-after-continuation", span, lost_env=True)
+    if follow.startswith("-"):
+        return Trap("blank-line-after-continuation", span, orphans=follow)
+    return Trap("blank-line-after-continuation", span, harmless=True)
+
+
+def _comment_trap(source: SourceFile, line: int, span: Span) -> Trap:
+    for ln in range(line + 1, source.line_count + 1):
+        follow = source.line_text(ln).strip()
+        if not follow or follow.startswith("#"):
+            continue
+        if follow.startswith("-"):
+            return Trap("comment-in-continuation", span, orphans=follow)
+        break
+    return Trap("comment-in-continuation", span, harmless=True)
+
+
+def find_traps(script: Script, excluded_bytes: list[tuple[int, int]]) -> None:
+    source = script.source
+    text = source.text
+    cho = source.char_offset
+    ranges = _merge_ranges([(cho(s), cho(e)) for s, e in excluded_bytes])
+    starts = [r[0] for r in ranges]
+    traps = script.continuation_traps
+
+    def code(pos: int) -> bool:
+        """True when ``pos`` is shell code (not in a comment, a multi-line string or a here-document)."""
+        k = bisect.bisect_right(starts, pos) - 1
+        return k < 0 or pos >= ranges[k][1]
+
+    # CRLF: one finding per file, at the first CRLF line
+    crlf = text.find("\r\n")
+    if crlf != -1:
+        traps.append(
+            Trap("crlf-line-endings", Span(source, crlf, crlf + 1))
+        )
+
+    count = source.line_count
+    for found in _BACKSLASH_EOL.finditer(text):
+        line = source.position(found.start())[0]
+        start = source.line_start(line)
+        end = source.line_end(line)  # before the \r\n or \n
+        content = text[start:end]
+        stripped = content.rstrip(" \t")
+        if not stripped.endswith("\\"):
+            continue  # pragma: no cover - the pattern only finds lines ending in a backslash
+        bs_pos = start + len(stripped) - 1
+        if (len(stripped) - len(stripped.rstrip("\\"))) % 2 == 0:
+            continue  # an escaped backslash, not a continuation
+        if not code(bs_pos):
+            continue
+        if text[end : end + 1] == "\r":
+            continue  # `\` + CR: bash escapes the CR and the line does not continue (crlf-line-endings says so)
+        if len(stripped) < len(content):
+            traps.append(
+                Trap("space-after-backslash", Span(source, bs_pos, end))
+            )
+            continue
+        if not text[bs_pos + 1 :].strip():
+            traps.append(
+                Trap("trailing-backslash-at-eof", Span(source, bs_pos, bs_pos + 1))
+            )
+            continue
+        if line >= count:
+            continue
+        nstart = source.line_start(line + 1)
+        nend = source.line_end(line + 1)
+        nxt = text[nstart:nend]
+        if not nxt.strip():
+            traps.append(
+_blank_line_trap(source, line, Span(source, nstart, nend), code)
+            )
+            continue
+        lead = len(nxt) - len(nxt.lstrip(" \t"))
+        if nxt[lead : lead + 1] == "#" and not code(nstart + lead):
+            traps.append(
+_comment_trap(source, line + 1, Span(source, nstart + lead, nend))
+            )
+
+
+_BETWEEN_LINE = re.compile(r"\s*(?:#.*|(?:export\s+)?[A-Za-z_][A-Za-z0-9_]*\+?=.*|[;\\]\s*)?\Z")
+
+
+def env_after_command(script: Script, walker: Walker) -> None:
+    source = script.source
+    text = source.text
+    traps = script.continuation_traps
+    other_trap_lines = {
+        source.position(t.span.start)[0]
+        for t in traps
+        if t.code_name in ("blank-line-after-continuation", "comment-in-continuation", "space-after-backslash")
+    }
+    # (a) VAR=value written after the launcher's name
+    for cmd in script.commands:
+        base = cmd.basename
+        if not is_launcher_name(base) or cmd.from_eval:
+            continue
+        prev: Word | None = None
+        for w in cmd.args:
+            m = re.match(r"([A-Z][A-Z0-9_]*)=", w.raw)
+            if (
+                m
+                and (prev is None or not prev.raw.startswith("-") or "=" in prev.raw)
+                and (not PYTHON_RE.match(base or "") or is_launch_env_var(m.group(1)))
+            ):
+                traps.append(
+                    Trap("env-after-command", w.span, word=w.raw, names=(m.group(1),), command=base)
+                )
+            prev = w
+    # (b) VAR=value lines without export right before a launcher that reads VAR
+    events = walker.events
+    k = 0
+    n = len(events)
+    while k < n:
+        kind, item, ctx, key = events[k]
+        if kind != "assign":
+            k += 1
+            continue
+        group = [item]
+        j = k + 1
+        while j < n and events[j][0] == "assign" and events[j][3] == key:
+            group.append(events[j][1])
+            j += 1
+        k = j
+        if ctx.from_eval:
+            continue
+        # the next command, with only assignment lines, comments and blank lines in between
+        m = j
+        while m < n and events[m][0] in ("assign", "export") and events[m][2].function == ctx.function:
+            m += 1
+        if m >= n or events[m][0] != "command":
+            continue
+        cmd = events[m][1]
+        cctx = events[m][2]
+        base = cmd.basename
+        if (
+            cmd.from_eval
+            or cctx.function != ctx.function
+            or cctx.conditional != ctx.conditional
+            or cctx.in_loop != ctx.in_loop
+            or not is_launcher_name(base)
+        ):
+            continue
+        last = group[-1]
+        first_line = source.position(last.span.end)[0]
+        cmd_line = source.position(cmd.span.start)[0]
+        between = [source.line_text(ln) for ln in range(first_line + 1, cmd_line)]
+        tail = text[last.span.end : source.line_end(first_line)]
+        if not all(_BETWEEN_LINE.match(line) for line in between) or not _BETWEEN_LINE.match(tail):
+            continue
+        if any(source.position(a.span.start)[0] <= ln <= cmd_line for ln in other_trap_lines for a in group[:1]):
+            continue
+        cmd_text = text[cmd.span.start : cmd.span.end]
+        missed = [
+            a
+            for a in group
+            if not a.exported
+            and is_launch_env_var(a.name, base)
+            and a.name not in cmd.environment
+            and not re.search(r"\$\{?" + re.escape(a.name) + r"\b", cmd_text)
+        ]
+        if not missed:
+            continue
+        continued = len(group) > 1 and source.position(group[0].span.start)[0] != first_line
+        traps.append(
+            Trap(
+                "env-not-exported",
+                Span(source, missed[-1].span.start, missed[-1].span.end) if continued else missed[0].span,
+                names=tuple(a.name for a in missed),
+                command=base,
+                command_line=cmd_line,
+                continued=continued,
+            )
+        )

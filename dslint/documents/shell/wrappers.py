@@ -1,0 +1,304 @@
+"""Commands that run another command: ``nohup``, ``env``, ``srun``, ``mpirun`` ...
+
+Each wrapper is one small function, keyed by the wrapper's basename in ``WRAPPERS``: given the
+words of a command and the index just after the wrapper's name, it returns where the wrapped
+command starts (``Peeled``) and what the wrapper adds to or removes from its environment, or
+None when this use of the wrapper does not run a command (``command -v``, ``taskset -p``).
+The option tables say which options take a value, so that the wrapped command is found.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+from .model import Word
+from .variables import ASSIGN_WORD_RE, NAME_RE
+
+
+class EnvWord(NamedTuple):
+    """``NAME=value`` put in the program's environment: one word, or NAME and VALUE as two words."""
+
+    word: Word
+    name: str
+    value: Word | None = None  # the separate value word (``mpirun -genv NAME VALUE``)
+
+
+@dataclass
+class Peeled:
+    end: int  # index of the first word after the wrapper and its options
+    env: list[EnvWord] = field(default_factory=list)
+    unset: list[str] = field(default_factory=list)
+    clears: bool = False  # env -i / exec -c: nothing but `env` reaches the program
+
+
+Peel = Callable[[list[Word], int], "Peeled | None"]
+
+
+def _options(words: list[Word], j: int) -> int:
+    """Skip the words that start with `-` (None-valued words end the options)."""
+    while j < len(words) and words[j].value is not None and words[j].value.startswith("-"):
+        j += 1
+    return j
+
+
+def _peel_env(words: list[Word], j: int) -> Peeled:
+    n = len(words)
+    out = Peeled(j)
+    while j < n:
+        v = words[j].value
+        if v is None:
+            break
+        if v in ("-i", "-", "--ignore-environment"):
+            out.clears = True
+        elif v in ("-u", "--unset") and j + 1 < n:
+            j += 1
+            if words[j].value:
+                out.unset.append(words[j].value)
+        elif v.startswith("--unset="):
+            out.unset.append(v.split("=", 1)[1])
+        elif v.startswith("-u") and len(v) > 2:
+            out.unset.append(v[2:])
+        elif v in ("-C", "--chdir") and j + 1 < n:
+            j += 1
+        elif v.startswith("--chdir=") or v in ("-0", "--null", "-v", "--debug"):
+            pass
+        elif v == "--":
+            j += 1
+            break
+        elif v.startswith("-"):
+            break
+        else:
+            m = ASSIGN_WORD_RE.match(v)
+            if not m or m.group(2) != "=":
+                break
+            out.env.append(EnvWord(words[j], m.group(1)))
+        j += 1
+    out.end = j
+    return out
+
+
+def _peel_exec(words: list[Word], j: int) -> Peeled:
+    out = Peeled(j)
+    while j < len(words) and words[j].value is not None and words[j].value.startswith("-"):
+        v = words[j].value
+        if v == "--":
+            j += 1
+            break
+        if "c" in v:
+            out.clears = True
+        if "a" in v:
+            j += 1
+        j += 1
+    out.end = j
+    return out
+
+
+def _peel_plain(words: list[Word], j: int) -> Peeled:
+    """``nohup``, ``builtin``: an optional ``--``."""
+    return Peeled(j + 1 if j < len(words) and words[j].value == "--" else j)
+
+
+def _peel_time(words: list[Word], j: int) -> Peeled:
+    while j < len(words) and words[j].value in ("-p", "--"):
+        j += 1
+    return Peeled(j)
+
+
+def _peel_command(words: list[Word], j: int) -> Peeled | None:
+    if j < len(words) and words[j].value in ("-v", "-V"):
+        return None  # `command -v prog` looks the program up, it does not run it
+    return _peel_time(words, j)
+
+
+def _value_options(*takes_value: str) -> Peel:
+    """A wrapper whose options are flags except ``takes_value``, which take the next word."""
+
+    def peel(words: list[Word], j: int) -> Peeled:
+        while j < len(words) and words[j].value is not None and words[j].value.startswith("-"):
+            v = words[j].value
+            j += 1
+            if v in takes_value:
+                j += 1
+        return Peeled(j)
+
+    return peel
+
+
+def _peel_timeout(words: list[Word], j: int) -> Peeled:
+    return Peeled(_value_options("-s", "-k", "--signal", "--kill-after")(words, j).end + 1)  # + the duration
+
+
+def _peel_taskset(words: list[Word], j: int) -> Peeled | None:
+    start = j
+    j = _options(words, j)
+    if any("p" in (w.value or "") for w in words[start:j]):
+        return None  # `taskset -p` changes a running process
+    return Peeled(j + 1)  # + the mask or cpu list
+
+
+def _peel_srun(words: list[Word], j: int) -> Peeled:
+    while j < len(words) and words[j].value is not None and words[j].value.startswith("-"):
+        v = words[j].value
+        j += 1
+        if v == "--":
+            break
+        if v.startswith("--"):
+            if "=" not in v and v[2:] not in SRUN_LONG_FLAGS:
+                j += 1
+        elif len(v) == 2 and v[1] not in SRUN_SHORT_FLAGS:
+            j += 1
+    return Peeled(j)
+
+
+def _peel_mpirun(words: list[Word], j: int) -> Peeled:
+    n = len(words)
+    out = Peeled(j)
+    while j < n and words[j].value is not None and words[j].value.startswith("-"):
+        v = words[j].value
+        opt = v.lstrip("-")
+        j += 1
+        if v == "--":
+            break
+        if "=" in opt:
+            continue
+        if opt in MPI_TWO_VALUES:
+            if opt in ("genv", "env") and j + 1 < n and words[j].value and NAME_RE.match(words[j].value):
+                out.env.append(EnvWord(words[j], words[j].value, words[j + 1]))
+            j += 2
+        elif opt == "x" and j < n:
+            m = ASSIGN_WORD_RE.match(words[j].value or "")
+            if m and m.group(2) == "=":
+                out.env.append(EnvWord(words[j], m.group(1)))
+            j += 1
+        elif opt not in MPI_FLAGS:
+            j += 1
+    out.end = j
+    return out
+
+
+WRAPPERS: dict[str, Peel] = {
+    "env": _peel_env,
+    "exec": _peel_exec,
+    "nohup": _peel_plain,
+    "builtin": _peel_plain,
+    "time": _peel_time,
+    "command": _peel_command,
+    "timeout": _peel_timeout,
+    "stdbuf": _value_options("-i", "-o", "-e"),
+    "nice": _value_options("-n", "--adjustment"),
+    "setsid": _value_options(),
+    "taskset": _peel_taskset,
+    "srun": _peel_srun,
+    "mpirun": _peel_mpirun,
+    "mpiexec": _peel_mpirun,
+    "mpiexec.hydra": _peel_mpirun,
+    "orterun": _peel_mpirun,
+    "numactl": _value_options(
+        "-C", "-N", "-m", "-p", "-i", "-P", "--physcpubind", "--cpunodebind", "--membind", "--preferred", "--interleave"
+    ),
+}
+
+
+@dataclass
+class Unwrapped:
+    index: int  # where the wrapped program's name is
+    wrappers: list[Word] = field(default_factory=list)
+    env: list[EnvWord] = field(default_factory=list)
+    clears: bool = False
+    unset: list[str] = field(default_factory=list)
+    written: list[EnvWord] = field(default_factory=list)  # every NAME=value written, in order, used or not
+
+
+def unwrap(words: list[Word]) -> Unwrapped:
+    """Peel ``nohup``/``env``/``exec``/``time``/... off the front of a command."""
+    out = Unwrapped(0)
+    i, n = 0, len(words)
+    while i < n - 1:
+        if words[i].value is None:
+            break
+        peel = WRAPPERS.get(os.path.basename(words[i].value))
+        peeled = peel(words, i + 1) if peel is not None else None
+        if peeled is None:
+            break
+        out.written.extend(peeled.env)
+        if peeled.end >= n:
+            break
+        out.wrappers.extend(words[i : peeled.end])
+        out.env.extend(peeled.env)
+        out.unset.extend(peeled.unset)
+        if peeled.clears:
+            out.clears = True
+            out.env = list(peeled.env)
+        i = peeled.end
+    out.index = i
+    return out
+
+
+# srun options that take no value (everything else takes one, unless written --opt=value)
+SRUN_SHORT_FLAGS = frozenset("EhHklOQsuvXZI")
+SRUN_LONG_FLAGS = frozenset(
+    {
+        "exclusive",
+        "label",
+        "unbuffered",
+        "overlap",
+        "pty",
+        "quiet",
+        "verbose",
+        "kill-on-bad-exit",
+        "no-kill",
+        "help",
+        "usage",
+        "test-only",
+        "disable-status",
+        "multi-prog",
+        "no-allocate",
+        "exact",
+        "spread-job",
+        "whole",
+        "oversubscribe",
+        "contiguous",
+        "reboot",
+        "overcommit",
+        "preserve-env",
+        "x11",
+        "hold",
+        "immediate",
+        "nice",
+        "external-launcher",
+        "send-libs",
+        "version",
+    }
+)
+# mpirun/mpiexec (Open MPI, MPICH, Intel MPI)
+MPI_TWO_VALUES = frozenset({"mca", "gmca", "genv", "env"})
+MPI_FLAGS = frozenset(
+    {
+        "allow-run-as-root",
+        "oversubscribe",
+        "v",
+        "verbose",
+        "report-bindings",
+        "tag-output",
+        "display-map",
+        "display-allocation",
+        "q",
+        "quiet",
+        "timestamp-output",
+        "genvall",
+        "genvnone",
+        "noprefix",
+        "enable-recovery",
+        "use-hwthread-cpus",
+        "bind-to-core",
+        "bind-to-socket",
+        "nolocal",
+        "no-prefix",
+        "l",
+        "prepend-rank",
+        "hostlist",
+    }
+)

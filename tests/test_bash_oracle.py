@@ -1,0 +1,128 @@
+"""DS001 for shell is bash's verdict: dslint's syntax checker against `bash -n`, no bash at lint time.
+
+Inputs: scripts written by the grammar in tests/shell_grammar.py (at least 5,000 a run, with a
+fixed hypothesis seed so that CI runs the same ones), and every launch script of the shared
+corpus. Agreement is required on accept/reject, and for rejected scripts on the line bash names
+and its complaint. bash counts as rejecting a script when `bash -n` exits non-zero or prints an
+error (some errors, such as those in `[[ ]]`, are printed with exit status 0); warnings (an
+unterminated here-document) are not errors.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+
+from dslint.documents.shell.syntax import check
+
+from shell_grammar import script
+
+pytestmark = pytest.mark.oracle
+
+BATCH = 25
+BATCHES = 200  # 5,000 generated scripts a run
+_LINE = re.compile(r"^.*?: line (\d+): (.*)$")
+
+
+def _bash() -> str:
+    bash = shutil.which("bash")
+    if bash is None:
+        pytest.skip("bash is not installed: the differential test needs it as the oracle")
+    version = subprocess.run([bash, "--version"], capture_output=True, text=True).stdout
+    if "version 5.2" not in version:
+        pytest.skip(f"the oracle is bash 5.2; this machine has {version.splitlines()[0] if version else 'no version'}")
+    return bash
+
+
+def bash_verdicts(bash: str, texts: list[bytes]) -> list[tuple[int, str] | None]:
+    """(line, message) of `bash -n`'s first complaint for each script, None when it accepts it."""
+    with tempfile.TemporaryDirectory() as tmp:
+        paths = []
+        for k, data in enumerate(texts):
+            path = os.path.join(tmp, f"s{k}.sh")
+            with open(path, "wb") as handle:
+                handle.write(data)
+            paths.append(path)
+        # one shell runs them all: a process per script costs less than a Python subprocess each
+        driver = 'for f; do "$0" -n "$f" 2>"$f.err"; echo $? >"$f.rc"; done'
+        subprocess.run([bash, "-c", driver, bash, *paths], check=True, stdin=subprocess.DEVNULL, env={"LC_ALL": "C"})
+        out = []
+        for path in paths:
+            rc = int(Path(path + ".rc").read_text())
+            errors = [line for line in Path(path + ".err").read_bytes().decode("utf-8", "replace").split("\n") if line and "warning:" not in line]
+            first = _LINE.match(errors[0]) if errors else None
+            if rc == 0 and first is None:
+                out.append(None)
+            else:
+                out.append((int(first.group(1)), first.group(2)) if first else (0, f"exit status {rc}"))
+        return out
+
+
+def dslint_verdict(text: str) -> tuple[int, str] | None:
+    complaint = check(text)
+    return None if complaint is None else (complaint.line, complaint.message)
+
+
+def _decode(data: bytes) -> str:
+    return data.decode("utf-8", "replace")
+
+
+# no shrinking: a failure lists every disagreeing script of its batch, which says more than a
+# shrunk one, and shrinking a batch of bash runs takes minutes
+@settings(max_examples=BATCHES, derandomize=True, database=None, deadline=None, phases=[Phase.explicit, Phase.generate],
+          suppress_health_check=list(HealthCheck))  # fmt: skip
+@given(st.lists(script(), min_size=BATCH, max_size=BATCH))
+def test_generated_scripts_agree_with_bash(scripts):
+    bash = _bash()
+    texts = [s.encode("utf-8") for s in scripts]
+    expected = bash_verdicts(bash, texts)
+    wrong = [(text, want, got) for text, want in zip(scripts, expected) if (got := dslint_verdict(text)) != want]
+    _dump(wrong)
+    assert wrong == []
+    _COUNT["generated"] = _COUNT.get("generated", 0) + len(scripts)
+    _COUNT["rejected"] = _COUNT.get("rejected", 0) + sum(v is not None for v in expected)
+
+
+_COUNT: dict[str, int] = {}
+
+
+def _dump(wrong) -> None:
+    target = os.environ.get("DSLINT_ORACLE_DUMP")  # a file to collect every disagreement in, for debugging
+    if target and wrong:
+        with open(target, "a", encoding="utf-8") as handle:
+            for text, want, got in wrong:
+                handle.write(f"{text!r}\n  bash:   {want}\n  dslint: {got}\n")
+
+
+def test_enough_generated_scripts_were_compared():
+    """Runs after the generated test (file order): at least 5,000 scripts, a fair share rejected."""
+    if not _COUNT:
+        pytest.skip("the generated comparison did not run in this session")
+    assert _COUNT["generated"] >= 5000
+    assert 0.2 < _COUNT["rejected"] / _COUNT["generated"] < 0.8
+
+
+def test_corpus_launch_scripts_agree_with_bash(corpus):
+    bash = _bash()
+    with open(corpus / "MANIFEST.tsv", encoding="utf-8", newline="") as handle:
+        rows = [row for row in csv.DictReader(handle, delimiter="\t") if row["kind"] == "launch_sh"]
+    assert len(rows) >= 1355
+    paths = [corpus / row["repo"].replace("/", "__") / row["path"] for row in rows]
+    datas = [path.read_bytes() for path in paths]
+    expected = bash_verdicts(bash, datas)
+    wrong = [
+        (str(path.relative_to(corpus)), want, got)
+        for path, data, want in zip(paths, datas, expected)
+        if (got := dslint_verdict(_decode(data))) != want
+    ]
+    assert wrong == []
+    assert sum(v is not None for v in expected) >= 25  # the corpus has real syntax errors
