@@ -196,8 +196,20 @@ DS601_SCRIPTS = ["Ascend__MindSpeed-LLM/tests/pipeline/legacy/mixtral/mixtral_mc
 # Checked by hand: CRLF line endings (`file` says so); bash keeps each `\r` in the last word of a line.
 DS604_SCRIPTS = ["deepspeedai__DeepSpeedExamples/training/gan/gan_deepspeed_run.sh"]
 
+# Checked by hand: run.sh launches run_glue.py (HF Trainer's GLUE example) with `--deepspeed test.json`;
+# test.json has no batch key, HF fills only "auto" values, and DeepSpeedConfig asserts "Either
+# train_batch_size or train_micro_batch_size_per_gpu needs to be provided".
+DS101_PATHS = ["deepspeedai__DeepSpeedExamples/training/MoQ/test.json"]
+
+# Checked by hand: the example leaves `--num_labels '<num-labels>'` for the user to fill in; ms-swift 3.x
+# and 4.x parse num_labels as Optional[int] and argparse exits with "invalid int value" (ms-swift 2.x
+# has no --num_labels at all and stops on the leftover argument).
+DS702_SCRIPTS = ["modelscope__ms-swift/examples/train/seq_cls/multi_label/sft.sh"]
+
 TRUE_ERRORS = (
     {("DS102", path) for path in TEMPLATES}
+    | {("DS101", path) for path in DS101_PATHS}
+    | {("DS702", path) for path in DS702_SCRIPTS}
     | {("DS201", path) for path in DS201_PATHS}
     | {("DS203", path) for path in DS203_PATHS}
     | {("DS210", path) for path in DS210_PATHS}

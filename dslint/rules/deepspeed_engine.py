@@ -210,7 +210,7 @@ def offload_with_client_optimizer(use, context):
         "You are using ZeRO-Offload with a client provided optimizer' (engine.py:2339-2346)",
         fix=fix,
         alternatives=alternatives,
-        severity=None if hf else Severity.WARNING,
+        severity=None if ds.hf_like(use) else Severity.WARNING,  # "auto" suggests HF; it does not establish it
     )
 
 
