@@ -191,7 +191,7 @@ class Evidence:
             return f"{PACKAGES[self.package][0]} {self.exact[0]} installed where dslint runs (detect-installed-versions)"
         shown = []
         for pin in self.pins[:3]:
-            where = _display(pin.path, root) + (f":{pin.line}" if pin.line else "")
+            where = display_path(pin.path, root) + (f":{pin.line}" if pin.line else "")
             via = f", {pin.via}" if pin.via else ""
             note = ""
             if pin.kind == "git":
@@ -202,7 +202,8 @@ class Evidence:
         return " and ".join(shown) + more
 
 
-def _display(path: str, root: Path | None) -> str:
+def display_path(path: str, root: Path | None) -> str:
+    """``path`` relative to ``root`` (or the working directory), as messages show it."""
     try:
         return os.path.relpath(path, root or Path.cwd())
     except ValueError:
