@@ -64,6 +64,8 @@ def render_one(e: Explanation) -> str:
     who = CONSUMERS.get(e.consumer or "", e.consumer or "unknown consumer")
     launcher = f"launcher {e.launcher}, " if e.launcher else ""
     lines.append(f"{e.path}:{e.line}: {title} ({launcher}read by {who})")
+    for index, package in enumerate(e.versions):
+        lines.append(_line("versions" if index == 0 else "", package.candidates.describe()))
 
     # world
     if e.world_size is not None:
