@@ -9,8 +9,6 @@ dependency groups, poetry, uv, pdm), ``setup.py`` (``ast``), ``setup.cfg``, ``en
 
 from __future__ import annotations
 
-import ast
-import configparser
 import os
 import re
 from dataclasses import dataclass
@@ -81,9 +79,9 @@ class Pin:
 # One requirement string (PEP 508, pip's requirement-file forms)
 # --------------------------------------------------------------------------------------------
 
-_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(\[[^\]]*\])?\s*")
-_RELEASE_REF = re.compile(r"^(?:refs/tags/)?v?(\d+(?:\.\d+)+)$")
-_ARCHIVE = re.compile(r"/([A-Za-z0-9_.-]+?)-(\d+(?:\.\d+)+)(?:[-.][^/]*)?\.(?:whl|tar\.gz|zip)$")
+_NAME = r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(\[[^\]]*\])?\s*"
+_RELEASE_REF = r"^(?:refs/tags/)?v?(\d+(?:\.\d+)+)$"
+_ARCHIVE = r"/([A-Za-z0-9_.-]+?)-(\d+(?:\.\d+)+)(?:[-.][^/]*)?\.(?:whl|tar\.gz|zip)$"
 
 
 def _git_pin(package: str, url: str, path: str, line: int | None, via: str) -> Pin:
@@ -93,7 +91,7 @@ def _git_pin(package: str, url: str, path: str, line: int | None, via: str) -> P
     tail = body.split("://", 1)[-1]
     if "@" in tail.split("/", 1)[-1]:
         ref = tail.rsplit("@", 1)[1]
-    match = _RELEASE_REF.match(ref or "")
+    match = re.match(_RELEASE_REF, ref or "")
     return Pin(package, "git", url, path, line, ref=ref, release=match.group(1) if match else None, via=via)
 
 
@@ -114,7 +112,7 @@ def _url_pin(url: str, named: str | None, path: str, line: int | None, via: str)
             repo = repo[: -len(".git")] if repo.endswith(".git") else repo
             package = _REPOSITORIES.get(normalize(repo))
         return _git_pin(package, url, path, line, via) if package else None
-    archive = _ARCHIVE.search(url.split("#", 1)[0])
+    archive = re.search(_ARCHIVE, url.split("#", 1)[0])
     if archive is None:
         return None
     package = package_of(named or archive.group(1))
@@ -135,7 +133,7 @@ def requirement(text: str, path: str, line: int | None, via: str = "") -> Pin | 
     text = re.split(r"\s+--?[A-Za-z]", text, maxsplit=1)[0]  # per-requirement options: --hash=..., --config-settings
     if re.match(r"^[a-z+]+://", text) or text.startswith("git+"):
         return _url_pin(text.split(";", 1)[0].strip(), None, path, line, via)
-    match = _NAME.match(text)
+    match = re.match(_NAME, text)
     if match is None:
         return None
     package = package_of(match.group(1))
@@ -170,7 +168,7 @@ def _from_strings(path: str, text: str, items: Iterable[Any], via: str = "") -> 
 # requirements files, with -r / -c includes
 # --------------------------------------------------------------------------------------------
 
-_INCLUDE = re.compile(r"^(-r|--requirement|-c|--constraint)(?:\s*=\s*|\s+)(\S+)")
+_INCLUDE = r"^(-r|--requirement|-c|--constraint)(?:\s*=\s*|\s+)(\S+)"
 
 
 def _logical_lines(text: str) -> list[tuple[int, str]]:
@@ -197,7 +195,7 @@ def _pins_requirements(path: Path, text: str, seen: frozenset = frozenset(), via
     top = top or path.parent
     for number, line in _logical_lines(text):
         stripped = line.strip()
-        include = _INCLUDE.match(stripped)
+        include = re.match(_INCLUDE, stripped)
         if include:
             target = (path.parent / include.group(2)).resolve()
             if str(target) in seen or not target.is_file():
@@ -302,11 +300,13 @@ def _pins_pyproject(path: Path, text: str) -> list[Pin]:
 
 
 def _pins_setup_py(path: Path, text: str) -> list[Pin]:
+    import ast
+
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError):
         return []
-    names: dict[str, ast.AST] = {}  # module-level `deps = [...]` the setup() call may name
+    names: dict = {}  # module-level `deps = [...]` the setup() call may name
     for node in tree.body:
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             names[node.targets[0].id] = node.value
@@ -322,8 +322,10 @@ def _pins_setup_py(path: Path, text: str) -> list[Pin]:
     return pins
 
 
-def _strings(node: ast.AST, names: dict[str, ast.AST], followed: set[str]) -> Iterable[ast.Constant]:
+def _strings(node, names: dict, followed: set[str]) -> Iterable:
     """String constants of a literal expression, following module-level names (once each)."""
+    import ast
+
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         yield node
     elif isinstance(node, (ast.List, ast.Tuple, ast.Set)):
@@ -343,6 +345,8 @@ def _strings(node: ast.AST, names: dict[str, ast.AST], followed: set[str]) -> It
 
 
 def _pins_setup_cfg(path: Path, text: str) -> list[Pin]:
+    import configparser
+
     parser = configparser.ConfigParser(interpolation=None)
     try:
         parser.read_string(text)
@@ -397,14 +401,14 @@ def _conda_spec(written: str) -> str:
 # Dockerfiles: RUN ... pip install ...
 # --------------------------------------------------------------------------------------------
 
-_PIP = re.compile(r"(?:^|\s)(?:(?:\S*/)?python[0-9.]*\s+-m\s+pip|(?:\S*/)?pip[0-9.]*|uv\s+pip)\s+install\s+(.*)$")
+_PIP = r"(?:^|\s)(?:(?:\S*/)?python[0-9.]*\s+-m\s+pip|(?:\S*/)?pip[0-9.]*|uv\s+pip)\s+install\s+(.*)$"
 _PIP_VALUE_OPTIONS = {"-i", "--index-url", "--extra-index-url", "-f", "--find-links", "-c", "--constraint", "-r",
                       "--requirement", "-t", "--target", "--prefix", "--root", "--src", "--trusted-host",
                       "--platform", "--python-version", "--implementation", "--abi", "--progress-bar",
                       "--config-settings", "-C", "--global-option", "--python", "-p", "--upgrade-strategy",
                       "--cache-dir", "--log", "--proxy", "--retries", "--timeout", "--exists-action", "--cert",
                       "--client-cert", "--only-binary", "--no-binary", "--report", "--extra-index"}
-_VARIABLE = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)(?::?-([^}]*))?\}?")
+_VARIABLE = r"\$\{?([A-Za-z_][A-Za-z0-9_]*)(?::?-([^}]*))?\}?"
 
 
 def _pins_dockerfile(path: Path, text: str) -> list[Pin]:
@@ -432,9 +436,9 @@ def _pins_dockerfile(path: Path, text: str) -> list[Pin]:
             continue
         if word != "RUN":
             continue
-        body = _VARIABLE.sub(lambda m: variables.get(m.group(1), m.group(2) or m.group(0)), body)
+        body = re.sub(_VARIABLE, lambda m: variables.get(m.group(1), m.group(2) or m.group(0)), body)
         for command in re.split(r"&&|\|\||;|\|", body):
-            found = _PIP.search(command)
+            found = re.search(_PIP, command)
             if found is None:
                 continue
             try:
@@ -462,12 +466,12 @@ def _pins_dockerfile(path: Path, text: str) -> list[Pin]:
 # Lock files: exact versions
 # --------------------------------------------------------------------------------------------
 
-_LOCKED = re.compile(r'(?m)^name\s*=\s*"([A-Za-z0-9._-]+)"\s*\n(?:[^\[\n][^\n]*\n)*?version\s*=\s*"([^"]+)"')
+_LOCKED = r'(?m)^name\s*=\s*"([A-Za-z0-9._-]+)"\s*\n(?:[^\[\n][^\n]*\n)*?version\s*=\s*"([^"]+)"'
 
 
 def _pins_lock(path: Path, text: str) -> list[Pin]:
     pins = []
-    for match in _LOCKED.finditer(text):
+    for match in re.finditer(_LOCKED, text):
         package = package_of(match.group(1))
         if package is not None:
             line = text.count("\n", 0, match.start()) + 1
@@ -479,21 +483,55 @@ def _pins_lock(path: Path, text: str) -> list[Pin]:
 # One folder
 # --------------------------------------------------------------------------------------------
 
-_DOCKERFILE = re.compile(r"^(?:Dockerfile.*|.*\.[Dd]ockerfile|Containerfile)$")
-_READERS = (
-    (re.compile(r"^requirements.*\.(txt|in)$"), _pins_requirements, _MAX_BYTES),
-    (re.compile(r"^pyproject\.toml$"), _pins_pyproject, _MAX_BYTES),
-    (re.compile(r"^setup\.py$"), _pins_setup_py, _MAX_BYTES),
-    (re.compile(r"^setup\.cfg$"), _pins_setup_cfg, _MAX_BYTES),
-    (re.compile(r"^environment.*\.ya?ml$"), _pins_environment, _MAX_BYTES),
-    (_DOCKERFILE, _pins_dockerfile, _MAX_BYTES),
-    (re.compile(r"^(?:uv|poetry|pdm)\.lock$"), _pins_lock, _MAX_LOCK_BYTES),
-)
+def _is_dockerfile(name: str) -> bool:
+    return name.startswith("Dockerfile") or name.lower().endswith(".dockerfile") or name == "Containerfile"
+
+
+def _reader_for(name: str):
+    """(reader, size limit) for a pin file's name, or None."""
+    if name.startswith("requirements") and name.endswith((".txt", ".in")):
+        return _pins_requirements, _MAX_BYTES
+    if name in _BY_NAME:
+        return _BY_NAME[name], _MAX_BYTES
+    if name.startswith("environment") and name.endswith((".yml", ".yaml")):
+        return _pins_environment, _MAX_BYTES
+    if _is_dockerfile(name):
+        return _pins_dockerfile, _MAX_BYTES
+    if name in ("uv.lock", "poetry.lock", "pdm.lock"):
+        return _pins_lock, _MAX_LOCK_BYTES
+    return None
+
+
+_BY_NAME = {"pyproject.toml": _pins_pyproject, "setup.py": _pins_setup_py, "setup.cfg": _pins_setup_cfg}
 #: Sub-folders whose files count as the folder's own (pip's and Docker's usual layouts).
 _SUBFOLDERS = {"requirements": _pins_requirements, "docker": _pins_dockerfile}
 
 
-def _read(path: Path, limit: int = _MAX_BYTES) -> str | None:
+@lru_cache(maxsize=2048)  # once per folder and run
+def _files(directory: str) -> tuple[tuple[Path, object, int], ...]:
+    """(path, reader, size limit) of the pin files of ``directory`` and its pin sub-folders."""
+    try:
+        names = sorted(os.listdir(directory))
+    except OSError:
+        return ()
+    found: list[tuple[Path, object, int]] = []
+    for name in names:
+        reader = _reader_for(name)
+        if reader is not None:
+            found.append((Path(directory, name), *reader))
+        elif name in _SUBFOLDERS and os.path.isdir(os.path.join(directory, name)):
+            try:
+                inner = sorted(os.listdir(os.path.join(directory, name)))
+            except OSError:
+                continue
+            for child in inner:
+                if (name == "requirements" and child.endswith((".txt", ".in"))) or (name == "docker" and _is_dockerfile(child)):
+                    found.append((Path(directory, name, child), _SUBFOLDERS[name], _MAX_BYTES))
+    return tuple(found)
+
+
+@lru_cache(maxsize=4096)  # once per file and run
+def _text(path: Path, limit: int) -> str | None:
     try:
         if path.stat().st_size > limit:
             return None
@@ -502,25 +540,46 @@ def _read(path: Path, limit: int = _MAX_BYTES) -> str | None:
         return None
 
 
-@lru_cache(maxsize=2048)  # once per folder and run
-def pins_in(directory: str) -> tuple[Pin, ...]:
-    """Every pin of a training package that the files of ``directory`` hold."""
-    try:
-        names = sorted(os.listdir(directory))
-    except OSError:
+@lru_cache(maxsize=4096)  # once per file and run
+def _parsed(path: Path, reader, limit: int, top: str) -> tuple[Pin, ...]:
+    text = _text(path, limit)
+    if text is None:
         return ()
+    if reader is _pins_requirements:
+        return tuple(reader(path, text, top=Path(top)))  # includes are shown relative to the folder
+    return tuple(reader(path, text))
+
+
+# How a file that pins a package names it: the distribution (or repository) name standing alone,
+# not part of a longer name (`dslint.rules.deepspeed_keys`), in lower case as requirements are
+# written (a capitalised `DeepSpeed` is prose); requirements files are always parsed.
+_NAMES = {package: "(?<![\\w.-])(?:" + "|".join(re.escape(n) for n in (*PACKAGES[package], *{
+    "ms-swift": ("ms_swift", "swift"), "llamafactory": ("llama-factory", "LLaMA-Factory")}.get(package, ())))
+    + ")(?![\\w-]|\\.(?!git\\b))" for package in PACKAGES}
+_MENTIONS = "|".join(_NAMES.values())
+# In pyproject.toml a requirement is a quoted string ("deepspeed>=0.15") or a key (deepspeed = "^0.15"):
+# the entry points, paths and prose that name the packages there do not count.
+_TOML_NAMES = {package: f'(?m)["\']\\s*{names}|^\\s*["\']?{names}["\']?\\s*=' for package, names in _NAMES.items()}
+_TOML_MENTIONS = "|".join(_TOML_NAMES.values())
+
+
+def pins_in(directory: str, package: str | None = None) -> tuple[Pin, ...]:
+    """The pins (of ``package``, or of every training package) that the files of ``directory`` hold.
+
+    A file is read once per run, and parsed only when it names the package (requirements files
+    always: they may only include others).
+    """
     pins: list[Pin] = []
-    for name in names:
-        for pattern, reader, limit in _READERS:
-            if pattern.match(name):
-                text = _read(Path(directory, name), limit)
-                if text is not None:
-                    pins += reader(Path(directory, name), text)
-                break
-        else:
-            reader = _SUBFOLDERS.get(name)
-            if reader is not None and os.path.isdir(os.path.join(directory, name)):
-                pins += _subfolder(Path(directory, name), reader)
+    for path, reader, limit in _files(directory):
+        if reader not in (_pins_requirements, _pins_lock):
+            text = _text(path, limit)
+            if reader is _pins_pyproject:
+                wanted = _TOML_NAMES[package] if package else _TOML_MENTIONS
+            else:
+                wanted = _NAMES[package] if package else _MENTIONS
+            if text is None or not re.search(wanted, text):
+                continue
+        pins += [p for p in _parsed(path, reader, limit, directory) if package is None or p.package == package]
     unique: dict[tuple, Pin] = {}  # a file both read and included by another counts once
     for pin in pins:
         key = (pin.package, pin.kind, pin.spec, pin.path, pin.line)
@@ -529,24 +588,14 @@ def pins_in(directory: str) -> tuple[Pin, ...]:
     return tuple(unique.values())
 
 
-def _subfolder(folder: Path, reader) -> list[Pin]:
-    pins: list[Pin] = []
-    try:
-        names = sorted(os.listdir(folder))
-    except OSError:
-        return pins
-    for name in names:
-        wanted = name.endswith((".txt", ".in")) if reader is _pins_requirements else _DOCKERFILE.match(name) is not None
-        if wanted:
-            text = _read(folder / name)
-            if text is not None:
-                pins += reader(folder / name, text, top=folder.parent) if reader is _pins_requirements else \
-                    reader(folder / name, text)
-    return pins
+def _read(path: Path, limit: int = _MAX_BYTES) -> str | None:
+    return _text(path, limit)
 
 
 def clear_cache() -> None:
-    pins_in.cache_clear()
+    _files.cache_clear()
+    _text.cache_clear()
+    _parsed.cache_clear()
 
 
 __all__ = ["PACKAGES", "Pin", "clear_cache", "normalize", "package_of", "pins_in", "requirement"]

@@ -284,7 +284,7 @@ def repository_evidence(directory: str, package: str) -> Evidence | None:
     stop = search_root(directory)
     here = directory
     while True:
-        pins = [p for p in pins_in(here) if p.package == package and _says_something(p)]
+        pins = [p for p in pins_in(here, package) if _says_something(p)]
         found = _folder_evidence(package, pins) if pins else None
         if found is not None:
             return found

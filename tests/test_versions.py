@@ -216,13 +216,21 @@ def test_pins_are_read_once_per_folder(tmp_path, monkeypatch):
     calls = []
     original = pins._pins_requirements
     monkeypatch.setattr(pins, "_pins_requirements", lambda *a, **k: calls.append(a[0]) or original(*a, **k))
-    monkeypatch.setattr(pins, "_READERS", tuple((p, pins._pins_requirements if r is original else r, n)
-                                                 for p, r, n in pins._READERS))
     for name in ("x.json", "y.json"):
         for package in ("deepspeed", "transformers"):
             candidates(package, root / "a" / name)
     assert len(calls) == 1
     assert pins_in(str(root)) and pins_in(str(root / "a")) == ()
+
+
+def test_files_that_name_none_of_the_packages_are_not_parsed(tmp_path, monkeypatch):
+    import dslint.pins as pins
+
+    root = _repo(tmp_path, {"pyproject.toml": '[project]\nname = "tool"\ndependencies = ["click>=8"]\n',
+                            "setup.py": "from setuptools import setup\nsetup(name='tool')\n"})
+    monkeypatch.setattr(pins, "_pins_pyproject", lambda *a: pytest.fail("parsed"))
+    monkeypatch.setattr(pins, "_BY_NAME", {**pins._BY_NAME, "pyproject.toml": pins._pins_pyproject})
+    assert evidence("deepspeed", root) is None
 
 
 # ---- settings and the installed environment -----------------------------------------------------
