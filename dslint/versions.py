@@ -274,7 +274,11 @@ def _repository_root(directory: str) -> str | None:
 
 
 def _start_folder(start: str | Path) -> str:
-    path = os.path.abspath(start)  # absolute: a relative path depends on the cwd
+    return _folder_of(os.path.abspath(start))  # absolute: a relative path depends on the cwd
+
+
+@lru_cache(maxsize=8192)  # asked by every rule for every file
+def _folder_of(path: str) -> str:
     return path if os.path.isdir(path) else os.path.dirname(path)
 
 
@@ -512,6 +516,7 @@ def clear_cache() -> None:
     pins.clear_cache()
     search_root.cache_clear()
     _repository_root.cache_clear()
+    _folder_of.cache_clear()
     repository_evidence.cache_clear()
     _candidates.cache_clear()
 

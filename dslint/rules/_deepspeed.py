@@ -121,7 +121,7 @@ class Versions:
         start = getattr(origin, "path", None) or getattr(getattr(use, "document", None), "path", None)
         self.candidates = candidates("deepspeed", start, getattr(context, "settings", None))
         self.key = self.candidates.versions  # hashable: what the memoized walks are keyed on
-        self.parsed = {v: parse_version(v) for v in self.key}
+        self.parsed = _parsed_versions(self.key)
 
     @property
     def label(self) -> str:
@@ -163,19 +163,9 @@ class Versions:
                 yield found
 
 
-_VERSIONS: dict[int, tuple] = {}
-
-
-def versions_for(use, context) -> Versions:
-    """Versions of one use, built once: every DS2xx rule asks."""
-    hit = _VERSIONS.get(id(use))
-    if hit is not None and hit[0] is use and hit[1] is context:
-        return hit[2]
-    if len(_VERSIONS) > 4096:
-        _VERSIONS.clear()
-    found = Versions(use, context)
-    _VERSIONS[id(use)] = (use, context, found)
-    return found
+@lru_cache(maxsize=64)
+def _parsed_versions(versions: tuple[str, ...]) -> dict[str, tuple[int, ...]]:
+    return {v: parse_version(v) for v in versions}
 
 
 def key_history(dotted: str) -> dict:

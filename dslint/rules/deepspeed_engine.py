@@ -237,7 +237,7 @@ def allreduce_sum_unsupported(use, context):
     """
     config = use.config
     item = config.entry("gradient_allreduce_op")
-    versions = ds.versions_for(use, context)
+    versions = ds.Versions(use, context)
     reading = versions.since(ds.introduced_in(("gradient_allreduce_op",)))
     if item is None or not reading:
         return
@@ -355,7 +355,7 @@ def prescale_with_reduce_scatter(use, context):
     zero = ds.zero_section(config)
     if ds.strict_bool(zero, "reduce_scatter", True) is not True:
         return
-    versions = ds.versions_for(use, context)
+    versions = ds.Versions(use, context)
     applies = versions.key
     if stage == 2:
         op = config.get("gradient_allreduce_op")
@@ -418,7 +418,7 @@ def compute_grad_norm_off(use, context):
     """
     config = use.config
     zero = ds.zero_section(config)
-    versions = ds.versions_for(use, context)
+    versions = ds.Versions(use, context)
     reading = versions.since(ds.introduced_in(("zero_optimization", "compute_grad_norm")))
     if zero is None or not reading:
         return
@@ -667,7 +667,7 @@ def unknown_optimizer(use, context):
     if not isinstance(optimizer, Mapping):
         return
     item = optimizer.entry("type")
-    versions = ds.versions_for(use, context)
+    versions = ds.Versions(use, context)
     if item is None:
         if optimizer.entries:
             yield Finding(
@@ -835,7 +835,7 @@ def _scheduler_findings(use, context):
     for key in required:
         if key not in params:
             yield Finding(params_entry.key_span, f"{name} needs '{key}': DeepSpeed raises \"{name}.__init__() missing 1 required positional argument: '{key}'\" (HF fills it only when it is present, as \"auto\")")
-    versions = ds.versions_for(use, context)
+    versions = ds.Versions(use, context)
     validated = versions.since(_WARMUP_VALIDATED)
     warmup = params.entry("warmup_num_steps")
     if warmup is not None and "warmup_num_steps" in accepted and not ds.is_auto(warmup.value) and validated:
@@ -1089,7 +1089,7 @@ def dtype_conflict(use, context):
     if fp16 is ds.UNKNOWN or bf16 is ds.UNKNOWN:
         return
     model = "fp16" if fp16 else "bf16" if bf16 else "fp32"
-    versions = ds.versions_for(use, context)
+    versions = ds.Versions(use, context)
     param = data_types.entry("param_dtype")
     if param is not None:
         wanted = _DTYPE_OF.get(ds.raw(param.value)) if isinstance(ds.raw(param.value), str) else None
@@ -1131,7 +1131,7 @@ def unmanaged_accumulation_unsupported(use, context):
     """
     config = use.config
     item = config.entry("managed_gradient_accumulation")
-    versions = ds.versions_for(use, context)
+    versions = ds.Versions(use, context)
     reading = versions.since(ds.introduced_in(("managed_gradient_accumulation",)))
     if item is None or ds.is_auto(item.value) or bool(ds.raw(item.value)) or not reading:
         return

@@ -148,7 +148,7 @@ def unknown_key(use, context):
     not already set, the fix renames the key: safe, because the config cannot load as written and the value is kept. Otherwise the
     closest keys are only suggested.
     """
-    versions = ds.versions_for(use, context)
+    versions = ds.Versions(use, context)
     for path, mapping, section, strict in ds.sections(use.config, versions):
         if not strict:
             continue
@@ -234,7 +234,7 @@ def ignored_key(use, context):
     Renaming to the single close known key is offered as an unsafe fix: it changes what the
     launch does (the setting starts to take effect).
     """
-    versions = ds.versions_for(use, context)
+    versions = ds.Versions(use, context)
     top_known = ds.known_keys(ds.schema(), versions, ())
     for path, mapping, section, strict in ds.sections(use.config, versions):
         if not strict and path not in _LAX_CHECKED:
@@ -330,7 +330,7 @@ def removed_key(use, context):
     `data_efficiency.data_sampling.curriculum_learning` is offered as an unsafe alternative
     (the new section takes its settings per metric under `curriculum_metrics`).
     """
-    versions = ds.versions_for(use, context)
+    versions = ds.Versions(use, context)
     config = use.config
     places = [((), config)]
     zero = ds.zero_section(config)
@@ -414,7 +414,7 @@ def deprecated_key(use, context):
     `allgather_size`) are safe: DeepSpeed does the same. Renaming `aio.thread_count` is unsafe:
     the setting starts to take effect.
     """
-    versions = ds.versions_for(use, context)
+    versions = ds.Versions(use, context)
     config = use.config
     zero_node = config.get("zero_optimization")
     if isinstance(zero_node, Scalar) and isinstance(zero_node.value, bool):
@@ -551,7 +551,7 @@ def conflicting_keys(use, context):
     When both spellings hold the same value, removing the unprefixed (or deprecated) one is
     safe. When they differ the removal is unsafe: only you know which value was meant.
     """
-    versions = ds.versions_for(use, context)
+    versions = ds.Versions(use, context)
     for path, mapping, section, strict in ds.sections(use.config, versions):
         if not strict:
             continue

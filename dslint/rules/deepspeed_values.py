@@ -252,7 +252,7 @@ def value_type(use, context):
     string belongs, and removing a section that is `null` are safe: DeepSpeed's reading of the
     value is kept. Rounding a fraction is unsafe (it changes the value).
     """
-    versions = ds.versions_for(use, context)
+    versions = ds.Versions(use, context)
     yield from _section_findings(use.config, versions)
     legacy = use.config.entry("allgather_size")
     zero = use.config.get("zero_optimization")
@@ -366,7 +366,7 @@ def invalid_choice(use, context):
     Lowercasing an offload device and rewriting a dtype spelling (`bfloat16` → `bf16`,
     `float32` → `fp32`, ...) are safe: the meaning is the one DeepSpeed documents for the value.
     """
-    versions = ds.versions_for(use, context)
+    versions = ds.Versions(use, context)
     config = use.config
     for path, item, spec, validated in ds.described_entries(config, versions, strict=True):
         kinds, enum = _kinds(spec)
@@ -524,7 +524,7 @@ def value_out_of_bounds(use, context):
     Setting `min_loss_scale`/`loss_scale_window` to DeepSpeed's defaults (1 and 1000) is
     offered as an unsafe fix: it changes how the loss scale moves.
     """
-    versions = ds.versions_for(use, context)
+    versions = ds.Versions(use, context)
     config = use.config
     for path, item, spec, validated in ds.described_entries(config, versions, strict=True):
         kinds, enum = _kinds(spec)
@@ -618,7 +618,7 @@ def unchecked_value_type(use, context):
     `gradient_clipping` (which cannot work as a string) and unsafe for the booleans: DeepSpeed
     currently reads any non-empty string as true, so the fix changes what runs.
     """
-    versions = ds.versions_for(use, context)
+    versions = ds.Versions(use, context)
     for path, item, spec, read in ds.described_entries(use.config, versions, strict=False):
         if not spec.get("x-dslint-unchecked"):
             continue
@@ -701,7 +701,7 @@ def gradient_clipping_default(use, context):
         return
     if not (ds.hf_like(use) or "optimizer" in config or "zero_optimization" in config):
         return  # a fragment with batch sizes only says nothing about the training run
-    versions = ds.versions_for(use, context)
+    versions = ds.Versions(use, context)
     history = ds.key_history("gradient_clipping").get("default_changed", {})
     changed = history.get("version", "0.19.3")
     clipping = versions.judge(versions.since(changed))
