@@ -395,6 +395,8 @@ class Candidates:
                 unsure.append(version)
         if spelling and self.unbounded and self.newest not in failing + unsure:
             return Verdict(self, (), ())
+        if not failing:
+            return Verdict(self, (), ())  # dslint cannot tell anywhere: nothing to report
         return Verdict(self, tuple(failing), tuple(unsure))
 
     @property
@@ -439,7 +441,8 @@ class Verdict:
 
     @property
     def anywhere(self) -> bool:
-        return bool(self.failing or self.unsure)
+        """Some candidate fails for certain: where dslint cannot tell and none fails, it says nothing."""
+        return bool(self.failing)
 
     @property
     def everywhere(self) -> bool:

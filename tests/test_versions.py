@@ -302,6 +302,8 @@ def test_verdict_notes_name_the_failing_and_the_unknown_versions():
     assert middle.note().startswith("fails on DeepSpeed 0.14.4–0.16.5;")
     mixed = ranged.judge(lambda v: None if compare(v, "0.15") < 0 else compare(v, "0.19.7") >= 0)
     assert mixed.note().startswith("fails on DeepSpeed ≥ 0.19.7, maybe < 0.15.0;")
+    unsure = ranged.judge(lambda v: None if compare(v, "0.15") < 0 else False)
+    assert not unsure.anywhere  # where dslint cannot tell and nothing fails for certain, it says nothing
 
 
 def test_unpinned_spellings_that_the_newest_release_accepts_are_not_reported():

@@ -272,6 +272,8 @@ def unknown_training_argument(plan, context):
                     break
             if target is None:
                 target = ctx.space.closest(name)
+        if target == name:
+            target = None  # the newest version has it: older ones lack it
         label = ctx.label()
         flag = f"--{name}" if not ctx.from_yaml(arg) else name
         if ctx.package == "ms-swift":
