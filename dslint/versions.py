@@ -8,7 +8,8 @@ Nothing is imported. The evidence, in order of precedence:
    dslint in an environment of their own.
 3. Pins in the repository (:mod:`dslint.pins`): the nearest folder, from the linted file's folder
    up to the repository root (the folder holding ``.git``; without one, the nearest folder with a
-   ``pyproject.toml``, ``setup.py`` or ``setup.cfg``), whose files pin the package in any source.
+   ``pyproject.toml``, ``setup.py`` or ``setup.cfg``, else the folder dslint runs from), whose
+   files pin the package in any source.
    In that folder a lock file's versions win, then exact pins (``==``, a git tag or an archive
    name that names a release), then the ranges, all of which must hold. A git checkout of a
    branch or commit, or a name without a version, says nothing about the version.
@@ -250,8 +251,11 @@ def _unique(values: Iterable[str | None]) -> tuple[str, ...]:
 
 
 @lru_cache(maxsize=4096)  # asked for every folder above every file: once per folder is enough
-def search_root(directory: str) -> str:
-    """Where the search for pins stops: the repository root, else the nearest project root, else ``directory``."""
+def search_root(directory: str, run_root: str | None = None) -> str:
+    """Where the search for pins stops: the repository root (the folder holding ``.git``); without
+    one, the nearest project root (``pyproject.toml``, ``setup.py``, ``setup.cfg``); without one,
+    the folder dslint runs from (its configuration's folder or the working directory) when
+    ``directory`` is inside it, else ``directory`` itself."""
     found = _repository_root(directory)
     if found is not None:
         return found
@@ -261,8 +265,11 @@ def search_root(directory: str) -> str:
             return here
         parent = os.path.dirname(here)
         if parent == here:
-            return directory
+            break
         here = parent
+    if run_root is not None and (directory == run_root or directory.startswith(run_root.rstrip(os.sep) + os.sep)):
+        return run_root
+    return directory
 
 
 @lru_cache(maxsize=4096)
@@ -283,9 +290,9 @@ def _folder_of(path: str) -> str:
 
 
 @lru_cache(maxsize=4096)  # every rule asks, for every file: once per (folder, package)
-def repository_evidence(directory: str, package: str) -> Evidence | None:
+def repository_evidence(directory: str, package: str, run_root: str | None = None) -> Evidence | None:
     """The evidence of the nearest folder from ``directory`` up to the search root that pins ``package``."""
-    stop = search_root(directory)
+    stop = search_root(directory, run_root)
     here = directory
     while True:
         pins = [p for p in pins_in(here, package) if _says_something(p)]
@@ -326,7 +333,8 @@ def evidence(package: str, start: str | Path | None, settings: Any = None) -> Ev
             return Evidence(package, "installed", (found,))
     if start is None:
         return None
-    return repository_evidence(_start_folder(start), package)
+    root = getattr(settings, "root", None)
+    return repository_evidence(_start_folder(start), package, os.path.abspath(root) if root is not None else None)
 
 
 # --------------------------------------------------------------------------------------------

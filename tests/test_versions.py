@@ -209,6 +209,15 @@ def test_the_repository_root_stops_the_search(tmp_path):
     assert evidence("transformers", loose / "sub" / "c.yaml") is None
 
 
+def test_without_a_repository_the_folder_dslint_runs_from_stops_the_search(tmp_path):
+    (tmp_path / "requirements.txt").write_text("deepspeed==0.16.4\n", encoding="utf-8")
+    run = _repo(tmp_path / "work", {"requirements.txt": "deepspeed==0.15.4\n", "configs/z2/ds.json": "{}"}, git=False)
+    start = run / "configs" / "z2" / "ds.json"
+    assert _versions("deepspeed", start, Settings(root=run)) == ("0.15.4",)
+    assert evidence("deepspeed", start) is None  # no root given: only the file's own folder
+    assert _versions("deepspeed", start, Settings(root=tmp_path / "elsewhere")) == known_releases("deepspeed")
+
+
 def test_pins_are_read_once_per_folder(tmp_path, monkeypatch):
     root = _repo(tmp_path, {"requirements.txt": "deepspeed==0.15.4\n", "a/x.json": "{}", "a/y.json": "{}"})
     import dslint.pins as pins
