@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from dslint.config import Settings
+from dslint.config import Setting, Settings
 from dslint.diagnostics import Severity
 from dslint.engine import Engine
 from dslint.rule import load_rules
@@ -19,7 +19,7 @@ from dslint.rules import deepspeed_engine
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _lint(config: dict | str, consumer: str | None, select: list[str], monkeypatch) -> list:
+def _lint(config: dict | str, consumer: str | None, select: list[str], monkeypatch, version: str = "0.19.8") -> list:
     """Lint one DeepSpeed config as if launch linking had found ``consumer`` for it."""
     original = Engine.deepspeed_uses
 
@@ -30,7 +30,10 @@ def _lint(config: dict | str, consumer: str | None, select: list[str], monkeypat
         return uses
 
     monkeypatch.setattr(Engine, "deepspeed_uses", with_consumer)
-    engine = Engine(Settings(select=select, root=Path.cwd()))
+    settings = Settings(select=select, root=Path.cwd())
+    # One DeepSpeed release, so that only the consumer decides the severity here (versions: test_versions.py)
+    settings.deepspeed_version = Setting(version, "the test")
+    engine = Engine(settings)
     text = config if isinstance(config, str) else json.dumps(config, indent=2)
     result = engine.lint_bytes("ds_config.json", text.encode())
     assert not result.internal_errors, result.internal_errors
@@ -133,6 +136,12 @@ def test_optimizer_block_errors_only_when_deepspeed_builds_it(code, config, monk
 
 def test_offload_in_a_config_without_auto_and_no_launch_is_a_warning(monkeypatch):
     assert _severities(_lint(OFFLOAD_PLAIN, None, ["DS230"], monkeypatch)) == ["warning"]
+
+
+def test_one_bit_optimizers_are_info_when_older_releases_may_run(monkeypatch):
+    config = {"optimizer": {"type": "OneBitAdam", "params": {}}}
+    assert _severities(_lint(config, "deepspeed", ["DS238"], monkeypatch, version=">=0.18")) == ["info"]
+    assert _lint(config, "deepspeed", ["DS238"], monkeypatch, version="0.19.6") == []
 
 
 def test_severity_setting_wins_over_a_findings_own():
