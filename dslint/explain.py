@@ -535,7 +535,8 @@ class _Builder:
         from dslint.versions import candidates
 
         start = self.plan.origin.path if self.plan.origin is not None else None
-        return [PackageVersions(candidates(package, start, self.options.settings)) for package in launch_packages(self.plan)]
+        return [PackageVersions(candidates(package, start, self.options.settings, self.plan.program))
+                for package in launch_packages(self.plan)]
 
     def _degree(self, names: tuple[str, ...], label: str, default_text: str) -> Value:
         arg = self.arg(*names)

@@ -172,8 +172,9 @@ def known_releases(package: str) -> tuple[str, ...]:
 class Evidence:
     """What says which versions of a package a launch runs with.
 
-    ``kind``: ``setting``, ``installed``, ``lock``, ``pin`` (exact pins), ``range`` or ``git``
-    (a checkout whose ref names no release: any version).
+    ``kind``: ``setting``, ``installed``, ``lock``, ``pin`` (exact pins), ``range``, ``git``
+    (a checkout whose ref names no release: any version) or ``program`` (what the launch's
+    program imports bounds it, where nothing pins it).
     """
 
     package: str
@@ -190,6 +191,8 @@ class Evidence:
             return f"{self.written} from {self.setting}"
         if self.kind == "installed":
             return f"{PACKAGES[self.package][0]} {self.exact[0]} installed where dslint runs (detect-installed-versions)"
+        if self.kind == "program":
+            return f"{PACKAGES[self.package][0]}{self.written}, as the program {self.setting}"
         shown = []
         for pin in self.pins[:3]:
             where = display_path(pin.path, root) + (f":{pin.line}" if pin.line else "")
@@ -500,9 +503,17 @@ class Verdict:
         return f"{message} ({note})" if note else message
 
 
-def candidates(package: str, start: str | Path | None, settings: Any = None) -> Candidates:
-    """The known releases of ``package`` that the evidence for a file at ``start`` allows."""
+def candidates(package: str, start: str | Path | None, settings: Any = None, program: Any = None) -> Candidates:
+    """The known releases of ``package`` that the evidence for a file at ``start`` allows.
+
+    ``program``: the launch's Consumer (dslint.launch.consumer). Where nothing pins the package,
+    what its program uses bounds it (``from swift.llm import SftArguments`` is ms-swift 2.x's).
+    """
     found = evidence(package, start, settings)
+    hint = getattr(program, "version_hints", {}).get(package) if program is not None else None
+    if hint is not None and (found is None or found.kind == "git"):
+        spec, proof = hint
+        found = Evidence(package, "program", clauses=parse_spec(spec) or (), setting=proof.describe(), written=spec)
     root = getattr(settings, "root", None)
     return _candidates(package, found, root)
 

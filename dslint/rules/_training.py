@@ -269,10 +269,10 @@ class InUse:
         return self.judge(sets, lambda space: space.lookup(name) is None, override if life is not None else None)
 
 
-def in_use(package: str, start: str | None, settings: Any) -> InUse | None:
+def in_use(package: str, start: str | None, settings: Any, program: Any = None) -> InUse | None:
     if not generations(package):
         return None
-    found = candidates(package, start, settings)
+    found = candidates(package, start, settings, program)
     return InUse(package, found, primary(package, found.newest))
 
 
@@ -337,7 +337,7 @@ def swift_tuner_flag_findings(plan, settings):
     if found is None or found[0] != "ms-swift":
         return
     sets = found[1]
-    use = in_use("ms-swift", plan.origin.path if plan.origin is not None else None, settings)
+    use = in_use("ms-swift", plan.origin.path if plan.origin is not None else None, settings, plan.program)
     if use is None:
         return
     for name in SWIFT_TUNER_NAMES:

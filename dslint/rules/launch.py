@@ -816,7 +816,7 @@ def swift_config_flag(plan, context):
         return
     from dslint.rules._training import arg_space, in_use
 
-    use = in_use("ms-swift", plan.origin.path if plan.origin is not None else None, context.settings)
+    use = in_use("ms-swift", plan.origin.path if plan.origin is not None else None, context.settings, plan.program)
     # ms-swift 3.x reads `--config file.yaml` (swift/cli/main.py prepare_config_args)
     verdict = use.judge((), lambda space: space.reader.get("flag") != "--config") if use is not None else None
     if verdict is not None and not verdict.anywhere:

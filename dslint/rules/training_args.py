@@ -63,7 +63,7 @@ class _Context:
         found = plan_sets(plan)
         self.package, self.sets, self.strict = found if found else (None, (), False)
         start = plan.origin.path if plan.origin is not None else None
-        self.in_use: InUse | None = in_use(self.package, start, context.settings) if self.package else None
+        self.in_use: InUse | None = in_use(self.package, start, context.settings, plan.program) if self.package else None
         self.space: ArgSpace | None = arg_space(self.in_use.generation.schema_name, self.sets) if self.in_use else None
         self.config_doc = None
         if plan.training_config is not None and plan.training_config.document is not None:
