@@ -52,8 +52,13 @@ def parse_version(text: str | None) -> tuple[int, ...]:
     """``"4.45.2"`` -> (4, 45, 2); pre-release and local parts are dropped."""
     if not text:
         return ()
+    return _parse_version(str(text))
+
+
+@lru_cache(maxsize=4096)  # rules ask about the same few hundred release strings a hundred thousand times a run
+def _parse_version(text: str) -> tuple[int, ...]:
     parts = []
-    for piece in str(text).split("+")[0].split("."):
+    for piece in text.split("+")[0].split("."):
         match = re.match(r"\d+", piece)
         if match is None:
             break
@@ -66,6 +71,8 @@ def parse_version(text: str | None) -> tuple[int, ...]:
 def compare(a: str | tuple, b: str | tuple) -> int:
     ta = a if isinstance(a, tuple) else parse_version(a)
     tb = b if isinstance(b, tuple) else parse_version(b)
+    if len(ta) == len(tb):
+        return (ta > tb) - (ta < tb)
     n = max(len(ta), len(tb))
     ta, tb = ta + (0,) * (n - len(ta)), tb + (0,) * (n - len(tb))
     return (ta > tb) - (ta < tb)
