@@ -267,7 +267,8 @@ class Linker:
             if counts and len(set(counts)) == 1 and len(counts) == len(hosts):
                 procs = Sourced(counts[0], _said(include, f"--include {include.value}"), include.span)
                 nodes_from_include = Sourced(len(hosts), _said(include, f"--include {include.value}"), include.span)
-        elif exclude is None and plan.visible_devices is not None and plan.visible_devices.value is not None:
+        elif exclude is None and "hostfile" not in opts and plan.visible_devices is not None and plan.visible_devices.value is not None:
+            # With a hostfile the runner takes each host's slots, not the visible devices (runner.py:446-458).
             count = len(plan.visible_devices.value)
             procs = Sourced(count, f"{plan.visible_devices.origin}: {count} device{'s' if count != 1 else ''}", plan.visible_devices.span)
         plan.procs_per_node = procs
