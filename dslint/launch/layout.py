@@ -92,11 +92,12 @@ class Node:
     devices: Sourced | None = None  # the visible devices (a list of ids)
     procs_follow_devices: bool = False  # the process count is the number of visible devices
     one_command: bool = False  # starts every node's processes itself (deepspeed hostfile, pdsh)
-    identity: tuple = ()  # what the job trains: see the module docstring
+    identity: tuple = ()  # the program's arguments, to tell a copied script from another job's
+    outside: bool = False  # read from the folder to complete the layout, not listed in the run: no findings
 
     @property
     def folder(self) -> str:
-        return os.path.dirname(self.document.path)
+        return os.path.dirname(os.path.realpath(self.document.path))
 
     @property
     def node_count(self) -> int | None:
@@ -368,7 +369,12 @@ def node_of_config(document: Document) -> Node | None:
 
 
 def layouts(plans: list[LaunchPlan], documents: list[Document]) -> list[Layout]:
-    """Every multi-node layout of the run, and each plan's ``layout`` set to its own."""
+    """Every multi-node layout of the run, and each plan's ``layout`` set to its own.
+
+    A layout is complete whichever of its files the run lists: the other launch scripts of a
+    node launch's folder are read too (``outside``), so that linting one node script in a
+    pre-commit hook judges it with its partners, as linting the folder does.
+    """
     from dslint.documents.model import ACCELERATE
 
     nodes: list[Node] = []
@@ -376,6 +382,7 @@ def layouts(plans: list[LaunchPlan], documents: list[Document]) -> list[Layout]:
         node = node_of(plan)
         if node is not None:
             nodes.append(node)
+    nodes += sibling_nodes(nodes, documents)
     named = {id(p.accelerate_config.document) for p in plans if p.accelerate_config is not None and p.accelerate_config.document is not None}
     for document in documents:
         if document.kind == ACCELERATE and id(document) not in named:
@@ -398,6 +405,57 @@ def layouts(plans: list[LaunchPlan], documents: list[Document]) -> list[Layout]:
         for member in members:
             if member.plan is not None:
                 member.plan.layout = layout
+    return out
+
+
+MAX_SIBLINGS = 64  # files looked at per folder
+MAX_SIBLING_BYTES = 256 * 1024
+
+
+def sibling_nodes(nodes: list[Node], documents: list[Document]) -> list[Node]:
+    """Node launches in the folders of ``nodes`` that the run does not list, read to complete layouts."""
+    from dslint.documents import Skipped, read_document
+    from dslint.documents.model import SCRIPT
+    from dslint.launch.link import Linker
+
+    listed = {os.path.realpath(d.path) for d in documents if d.path and not d.path.startswith("<")}
+    wanted: dict[str, tuple[str, set[str]]] = {}  # real folder -> (display folder, suffixes)
+    for node in nodes:
+        if node.plan is None or node.one_command or node.document.kind != SCRIPT:
+            continue
+        display = os.path.dirname(node.document.path)
+        suffix = os.path.splitext(node.document.path)[1].lower()
+        wanted.setdefault(node.folder, (display, set()))[1].add(suffix)
+    found: list[Document] = []
+    for folder, (display, suffixes) in wanted.items():
+        try:
+            names = sorted(os.listdir(folder))[:MAX_SIBLINGS]
+        except OSError:
+            continue
+        for name in names:
+            real = os.path.join(folder, name)
+            if os.path.splitext(name)[1].lower() not in suffixes or real in listed:
+                continue
+            try:
+                if not os.path.isfile(real) or os.path.getsize(real) > MAX_SIBLING_BYTES:
+                    continue
+                with open(real, "rb") as handle:
+                    data = handle.read()
+                document = read_document(os.path.join(display, name), data)
+            except (OSError, Skipped):
+                continue
+            except Exception:  # a sibling that cannot be read only leaves its layout incomplete
+                continue
+            if document.kind == SCRIPT:
+                found.append(document)
+    if not found:
+        return []
+    out = []
+    for plan in Linker(found).plans():
+        node = node_of(plan)
+        if node is not None:
+            node.outside = True
+            out.append(node)
     return out
 
 
@@ -449,7 +507,7 @@ def _why(members: list[Node]) -> str:
     first = members[0]
     if first.one_command:
         return f"one {first.launcher} command starts every node ({first.where()})"
-    folder = first.folder or "."
+    folder = os.path.dirname(first.document.path) or "."
     if first.launcher == "accelerate-config":
         what = "accelerate configs"
     else:
@@ -464,4 +522,4 @@ def rank_counts(layout: Layout) -> Counter:
     return Counter(n.static_rank for n in layout.nodes if n.static_rank is not None)
 
 
-__all__ = ["Layout", "Node", "colocated", "is_loopback", "layouts", "node_of", "node_of_config", "rank_counts"]
+__all__ = ["Layout", "Node", "colocated", "is_loopback", "layouts", "node_of", "node_of_config", "rank_counts", "sibling_nodes"]

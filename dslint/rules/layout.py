@@ -80,7 +80,7 @@ def node_ranks(layout: Layout, context):
     """
     for node in layout.nodes:
         count, rank = node.node_count, node.static_rank
-        if count is None or rank is None or 0 <= rank < count:
+        if node.outside or count is None or rank is None or 0 <= rank < count:
             continue
         what = "--no_ssh without --node_rank" if node.rank.default and node.launcher == "deepspeed" else f"node rank {rank}"
         yield Finding(
@@ -99,6 +99,10 @@ def node_ranks(layout: Layout, context):
         if rank in seen:
             duplicated = True
             first = seen[rank]
+            if node.outside:  # report it where the run can: at the launch it lists
+                node, first = first, node
+            if node.outside:
+                continue
             yield Finding(
                 _at(node.rank, node),
                 f"node rank {rank} is also the rank of {first.where()}: two nodes claim it and the rendezvous waits for a missing rank",
@@ -111,10 +115,11 @@ def node_ranks(layout: Layout, context):
     if duplicated or not layout.static or count is None or any(n.node_count != count for n in layout.nodes):
         return
     missing = [r for r in range(count) if r not in rank_counts(layout)]
-    if missing:
+    at = next((n for n in [reference, *layout.nodes] if not n.outside), None)
+    if missing and at is not None:
         shown = ", ".join(str(r) for r in missing)
         yield Finding(
-            _at(reference.nodes, reference),
+            _at(at.nodes, at),
             f"{count} nodes, but no node launch of this layout starts rank{'s' if len(missing) > 1 else ''} {shown}: "
             "the rendezvous waits for it",
             related=[_related(n, "node launch") for n in layout.nodes] + [Related(layout.why)],
@@ -170,7 +175,7 @@ def loopback_master_address(layout: Layout, context):
     """
     shared_machine = colocated(layout)
     for node in layout.nodes:
-        if not node.multi or node.master_addr is None:
+        if node.outside or not node.multi or node.master_addr is None:
             continue
         address = node.master_addr.value
         if not isinstance(address, str) or not is_loopback(address):
@@ -245,7 +250,8 @@ def uneven_node_processes(layout: Layout, context):
         return
     for node in layout.nodes:
         procs = _value(node.procs)
-        if node is reference or not isinstance(procs, int) or procs == ref or node.procs_follow_devices or node.procs.default:
+        if node is reference or node.outside or not isinstance(procs, int) or procs == ref or node.procs_follow_devices \
+                or node.procs.default:
             continue
         world = layout.world_size()
         total = f"the job has {world} processes, not {ref * len(layout.nodes)}" if world is not None else "the world size is their sum"
@@ -290,7 +296,7 @@ def node_visible_devices(layout: Layout, context):
     if len(known) < 2:
         return
     for node in known:
-        if not node.procs_follow_devices:
+        if node.outside or not node.procs_follow_devices:
             continue
         widest = max((n for n in known if n is not node), key=lambda n: len(n.devices.value))
         have, want = len(node.devices.value), len(widest.devices.value)
