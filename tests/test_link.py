@@ -53,6 +53,12 @@ CASES = [
         id="deepspeed-hostfile-ignores-visible-devices",
     ),
     pytest.param(
+        {"run.sh": "source /usr/local/Ascend/ascend-toolkit/set_env.sh\nexport CUDA_VISIBLE_DEVICES=0,1\ndeepspeed train.py --deepspeed ds.json\n",
+         "ds.json": DS},
+        dict(launcher="deepspeed", consumer="hf", procs=None, nodes=1, world=None, ds="ds.json", origin=[]),
+        id="deepspeed-on-ascend-counts-every-npu-not-cuda-visible-devices",
+    ),
+    pytest.param(
         {"run.sh": "torchrun --nproc_per_node=4 --nnodes 2 train.py --deepspeed configs/ds.json\n", "configs/ds.json": DS},
         dict(launcher="torchrun", consumer="hf", procs=4, nodes=2, world=8, ds="configs/ds.json", origin=["--nproc_per_node 4"]),
         id="torchrun",
