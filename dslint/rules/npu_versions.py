@@ -26,12 +26,11 @@ class Broken:
 
     low: str | None
     high: str
+    label: str  # the versions as people say them: "before 4.51", "4.54-4.55"
     what: str  # how it fails there
 
     def shown(self) -> str:
-        if self.low is None:
-            return f"before {self.high}"
-        return f"{self.low} to before {self.high}"
+        return self.label
 
     def holds(self, version: str) -> bool:
         return (self.low is None or compare(version, self.low) >= 0) and compare(version, self.high) < 0
@@ -74,10 +73,10 @@ def _target_related(target) -> Related:
 # ---- FlashAttention-2 ---------------------------------------------------------------------------------
 
 FLASH_ATTENTION_2_ON_NPU = (
-    Broken(None, "4.51.0", "transformers loads FlashAttention-2 only from the flash-attn package, which does not install on "
+    Broken(None, "4.51.0", "before 4.51", "transformers loads FlashAttention-2 only from the flash-attn package, which does not install on "
                            "NPU: 'ImportError: FlashAttention2 has been toggled on, but ... the package flash_attn seems to be "
                            "not installed'"),
-    Broken("4.54.0", "4.56.0", "transformers asks for the flash-attn package's version on NPU: "
+    Broken("4.54.0", "4.56.0", "4.54-4.55", "transformers asks for the flash-attn package's version on NPU: "
                                "'PackageNotFoundError: No package metadata was found for flash_attn'"),
 )
 
@@ -152,8 +151,7 @@ def npu_flash_attention_2_version(plan, context):
             f"transformers{info.spec} allows {broken.shown()}"
         yield Finding(
             value.span or plan.span,
-            f"{written(value.arg)} on Ascend NPU fails at model loading in transformers {_failing(FLASH_ATTENTION_2_ON_NPU)} "
-            f"and works in 4.51-4.53 and 4.56+; {why}",
+            f"{written(value.arg)} on Ascend NPU fails to load in transformers {_failing(FLASH_ATTENTION_2_ON_NPU)}; {why}",
             related=related,
             severity=Severity.WARNING,
         )
@@ -163,7 +161,7 @@ def npu_flash_attention_2_version(plan, context):
 # ---- NVMe offload ------------------------------------------------------------------------------------
 
 NVME_ON_NPU = (
-    Broken("0.15.0", "0.18.8", "its NPU async_io build leaves out deepspeed_py_io_handle.cpp (the I/O handle's base class), "
+    Broken("0.15.0", "0.18.8", "0.15.0-0.18.7", "its NPU async_io build leaves out deepspeed_py_io_handle.cpp (the I/O handle's base class), "
                                "so the op fails to load with an undefined symbol"),
 )
 
