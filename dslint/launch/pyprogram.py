@@ -96,24 +96,24 @@ class Program:
 
     def first_use(self, *prefixes: str) -> Evidence | None:
         """The first evidence of a qualified name equal to or under any of ``prefixes``."""
-        best = None
-        for name, evidence in self.uses.items():
-            if any(name == p or name.startswith(p + ".") for p in prefixes):
-                if best is None or (evidence.path, evidence.line) < (best.path, best.line):
-                    best = evidence
-        return best
+        return _first_under(self.uses, prefixes)
 
     def derives_from(self, qualified: str) -> Evidence | None:
         return self.subclasses.get(qualified)
 
     def imports_always(self, *packages: str) -> Evidence | None:
         """The first unconditional import of any of ``packages`` (or a module under them)."""
-        best = None
-        for name, evidence in self.plain_imports.items():
-            if any(name == p or name.startswith(p + ".") for p in packages):
-                if best is None or (evidence.path, evidence.line) < (best.path, best.line):
-                    best = evidence
-        return best
+        return _first_under(self.plain_imports, packages)
+
+
+def _first_under(found: dict[str, Evidence], prefixes: tuple[str, ...]) -> Evidence | None:
+    """The first (by file and line) evidence of a name equal to or under any of ``prefixes``."""
+    best = None
+    for name, evidence in found.items():
+        if any(name == p or name.startswith(p + ".") for p in prefixes):
+            if best is None or (evidence.path, evidence.line) < (best.path, best.line):
+                best = evidence
+    return best
 
 
 # --------------------------------------------------------------------------------------------
