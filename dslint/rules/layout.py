@@ -164,7 +164,8 @@ def loopback_master_address(layout: Layout, context):
     run.py:630-637: "For single node multi-proc training the --master-addr can simply be
     127.0.0.1"). Told to connect to 127.0.0.1, a node reaches itself, where no store listens,
     and waits until the rendezvous times out; rank 0 waits for it. deepspeed passes its
-    `--master_addr` to the launcher on every host (launcher/runner.py:541-542).
+    `--master_addr` to the launcher on every host (launcher/multinode_runner.py:110 for pdsh,
+    :236 and :310 for the MPI launchers).
 
     ## Example
     ```sh
@@ -270,9 +271,10 @@ def node_visible_devices(layout: Layout, context):
     ## What it checks
     In a layout, a node launch whose process count is its number of visible devices
     (`CUDA_VISIBLE_DEVICES`, `ASCEND_RT_VISIBLE_DEVICES`) and whose list is shorter than another
-    node's. The process count follows the devices with the `deepspeed` launcher without
-    `--num_gpus`/`--include` (launcher/runner.py:448-458), torchrun `--nproc_per_node gpu|auto`,
-    and LLaMA-Factory without `NPROC_PER_NODE` (it defaults to the visible device count). Where
+    node's. The process count follows the devices with torchrun `--nproc_per_node gpu|auto`
+    (torch distributed/run.py:745-785 counts the visible devices) and with LLaMA-Factory without
+    `NPROC_PER_NODE` (it defaults to the visible device count, launcher.py:64-68). (The
+    `deepspeed` launcher counts them only on one node without a hostfile, runner.py:446-458.) Where
     the process count is given and exceeds the devices, `processes-exceed-devices` reports it.
     Nodes that share one machine (each lists its own devices, none twice) are not judged.
 
@@ -284,9 +286,9 @@ def node_visible_devices(layout: Layout, context):
     ## Example
     ```sh
     # node0.sh
-    CUDA_VISIBLE_DEVICES=0,1,2,3 deepspeed --hostfile hosts --no_ssh --node_rank 0 train.py --deepspeed ds.json
+    CUDA_VISIBLE_DEVICES=0,1,2,3 FORCE_TORCHRUN=1 NNODES=2 NODE_RANK=0 MASTER_ADDR=192.168.0.1 llamafactory-cli train sft.yaml
     # node1.sh
-    CUDA_VISIBLE_DEVICES=0,1 deepspeed --hostfile hosts --no_ssh --node_rank 1 train.py --deepspeed ds.json
+    CUDA_VISIBLE_DEVICES=0,1 FORCE_TORCHRUN=1 NNODES=2 NODE_RANK=1 MASTER_ADDR=192.168.0.1 llamafactory-cli train sft.yaml
     ```
     Use instead: the same four devices on both nodes.
     """
