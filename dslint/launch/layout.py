@@ -419,15 +419,19 @@ def sibling_nodes(nodes: list[Node], documents: list[Document]) -> list[Node]:
     from dslint.launch.link import Linker
 
     listed = {os.path.realpath(d.path) for d in documents if d.path and not d.path.startswith("<")}
-    wanted: dict[str, tuple[str, set[str]]] = {}  # real folder -> (display folder, suffixes)
+    # real folder -> (display folder, suffixes, words one of which a partner's text must contain)
+    wanted: dict[str, tuple[str, set[str], set[str]]] = {}
     for node in nodes:
-        if node.plan is None or node.one_command or node.document.kind != SCRIPT:
+        # A launch that serves every rank has no partners to compare with; only per-node ones do.
+        if node.plan is None or node.one_command or node.document.kind != SCRIPT or node.static_rank is None:
             continue
         display = os.path.dirname(node.document.path)
         suffix = os.path.splitext(node.document.path)[1].lower()
-        wanted.setdefault(node.folder, (display, set()))[1].add(suffix)
+        entry = wanted.setdefault(node.folder, (display, set(), set()))
+        entry[1].add(suffix)
+        entry[2].add(_program_word(node))
     found: list[Document] = []
-    for folder, (display, suffixes) in wanted.items():
+    for folder, (display, suffixes, words) in wanted.items():
         try:
             names = sorted(os.listdir(folder))[:MAX_SIBLINGS]
         except OSError:
@@ -441,6 +445,8 @@ def sibling_nodes(nodes: list[Node], documents: list[Document]) -> list[Node]:
                     continue
                 with open(real, "rb") as handle:
                     data = handle.read()
+                if not any(word.encode() in data for word in words):
+                    continue  # it cannot launch the same program: not worth parsing
                 document = read_document(os.path.join(display, name), data)
             except (OSError, Skipped):
                 continue
@@ -457,6 +463,13 @@ def sibling_nodes(nodes: list[Node], documents: list[Document]) -> list[Node]:
             node.outside = True
             out.append(node)
     return out
+
+
+def _program_word(node: Node) -> str:
+    """A word any launch of the same program has in its text: the program file's name, or the
+    console command (``swift sft`` → ``swift``)."""
+    program = node.program or node.launcher
+    return os.path.basename(program).split()[0] if program else node.launcher
 
 
 def _several_jobs(members: list[Node]) -> bool:
