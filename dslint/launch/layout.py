@@ -4,7 +4,7 @@ A job on N machines is started once per machine. Each start is a *node launch*: 
 many nodes there are, which one it is (its node rank), how many processes it starts, and where
 the nodes meet (the master address and port). Who reads which value:
 
-- ``torchrun`` / ``python -m torch.distributed.run``: ``--nnodes``, ``--node_rank`` (default 0),
+- ``torchrun`` / ``python -m torch.distributed.run`` (torch 2.13): ``--nnodes``, ``--node_rank`` (default 0),
   ``--master_addr`` (default 127.0.0.1), ``--master_port`` (default 29500), or
   ``--rdzv_endpoint`` (torch/distributed/run.py:426-440, 621-651, 790-792). With the default
   static rendezvous the node of rank 0 hosts the TCPStore and every other node connects to the
@@ -16,12 +16,12 @@ the nodes meet (the master address and port). Who reads which value:
   script does not set may come from the caller (a scheduler sets them), so it is unknown here.
 - ``accelerate launch``: ``--num_machines``, ``--machine_rank``, ``--main_process_ip``,
   ``--main_process_port`` over the config file's ``num_machines``, ``machine_rank`` (default 0),
-  ``main_process_ip``, ``main_process_port`` (accelerate commands/config/config_args.py:180-187);
+  ``main_process_ip``, ``main_process_port`` (accelerate 1.15 commands/config/config_args.py:180-187);
   each machine starts ``num_processes // num_machines`` processes (utils/launch.py:216-224). With
   ``distributed_type: DEEPSPEED`` and a multi-node launcher other than ``standard`` (``pdsh``, the
   default, and the MPI ones) one command starts every machine through the deepspeed launcher
   (utils/launch.py:452-487); ``nossh`` is per machine again, with ``--node_rank``.
-- ``deepspeed``: one command starts every host of the hostfile (pdsh or MPI,
+- ``deepspeed`` (0.19.8): one command starts every host of the hostfile (pdsh or MPI,
   launcher/runner.py:535-616); with ``--no_ssh`` it is run on each node with ``--node_rank``,
   which must be in [0, hosts) (runner.py:530-532).
 

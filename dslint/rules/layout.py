@@ -47,7 +47,7 @@ def node_ranks(layout: Layout, context):
 
     ## Why it matters
     With torchrun's static rendezvous the store is sized for N nodes and the node of rank 0
-    hosts it (torch elastic/rendezvous/static_tcp_rendezvous.py:62-78); the agent of rank 0 then
+    hosts it (torch 2.13 elastic/rendezvous/static_tcp_rendezvous.py:62-78); the agent of rank 0 then
     waits for the role information of every rank 0..N-1 (elastic/agent/server/api.py:625-660).
     Two nodes of rank 0 each host a store of their own, and a rank that no node takes is waited
     for: the job hangs at start-up until the rendezvous times out (600 s by default), on every
@@ -160,7 +160,7 @@ def loopback_master_address(layout: Layout, context):
 
     ## Why it matters
     With torchrun's static rendezvous the node of rank 0 hosts the TCPStore and the others
-    connect to `master_addr:master_port` (torch elastic/rendezvous/static_tcp_rendezvous.py:62-78;
+    connect to `master_addr:master_port` (torch 2.13 elastic/rendezvous/static_tcp_rendezvous.py:62-78;
     run.py:630-637: "For single node multi-proc training the --master-addr can simply be
     127.0.0.1"). Told to connect to 127.0.0.1, a node reaches itself, where no store listens,
     and waits until the rendezvous times out; rank 0 waits for it. deepspeed passes its
@@ -227,7 +227,7 @@ def uneven_node_processes(layout: Layout, context):
 
     ## Why it matters
     torchrun accepts nodes of different sizes: the agents sum their local world sizes
-    (torch elastic/agent/server/api.py:585-660). So the job starts, with a world size that is
+    (torch 2.13 elastic/agent/server/api.py:585-660). So the job starts, with a world size that is
     the sum, not `nodes × processes per node` that each node script and its batch arithmetic
     assume (`--gradient_accumulation_steps $(expr 32 / $nproc_per_node / $nnodes)`, DeepSpeed's
     `train_batch_size = micro × accumulation × world size` check). Megatron-style tensor and
