@@ -44,6 +44,7 @@ class RunResult:
     files: int = 0
     rules: list[Rule] = field(default_factory=list)  # the rules that were run (selected), in code order
     plans: list = field(default_factory=list)  # launch plans (dslint.launch.plan.LaunchPlan)
+    layouts: list = field(default_factory=list)  # multi-node layouts (dslint.launch.layout.Layout)
 
 
 # ---- rule selection ------------------------------------------------------------------
@@ -232,7 +233,9 @@ class Engine:
         result.files = len(documents)
         result.rules = list(self.rules)
         result.plans = plans
-        targets = {"document": documents, "deepspeed": self.deepspeed_uses(documents, plans), "launch": plans}
+        result.layouts = self.layouts(plans, documents, result)
+        targets = {"document": documents, "deepspeed": self.deepspeed_uses(documents, plans), "launch": plans,
+                   "layout": result.layouts}
         work = [
             (found, target)
             for found in self.rules
@@ -313,6 +316,20 @@ class Engine:
             result.internal_errors.append(InternalError("linking launches", _summary(exc)))
             return [], []
         return plans, [doc for doc in linker.loaded if not doc.source.virtual]
+
+    def layouts(self, plans: list, documents: list[Document], result: RunResult) -> list:
+        """The multi-node layouts: node launches of one job, grouped (dslint.launch.layout)."""
+        from dslint.documents.model import ACCELERATE
+
+        if not plans and not any(doc.kind == ACCELERATE for doc in documents):
+            return []
+        from dslint.launch.layout import layouts
+
+        try:
+            return layouts(plans, documents)
+        except Exception as exc:  # grouping must not lose the findings about each launch
+            result.internal_errors.append(InternalError("grouping multi-node layouts", _summary(exc)))
+            return []
 
     def deepspeed_uses(self, documents: list[Document], plans: list | None = None) -> list[DeepSpeedUse]:
         """One use per launch that reaches a DeepSpeed config; standalone configs get one too."""

@@ -308,6 +308,77 @@ class Memory:
 
 
 @dataclass
+class NodeLaunch:
+    """One node launch of a multi-node layout."""
+
+    path: str
+    line: int
+    launcher: str
+    program: str | None
+    rank: Value | None  # value None: decided at run time
+    processes: Value | None
+    master_addr: Value | None
+    master_port: Value | None
+    visible_devices: Value | None
+    starts_every_node: bool
+    this_launch: bool
+
+    def to_dict(self) -> dict:
+        def out(value: Value | None):
+            return value.to_dict() if value is not None else None
+
+        return {
+            "path": self.path, "line": self.line, "launcher": self.launcher, "program": self.program,
+            "rank": out(self.rank), "processes": out(self.processes), "master_addr": out(self.master_addr),
+            "master_port": out(self.master_port), "visible_devices": out(self.visible_devices),
+            "starts_every_node": self.starts_every_node, "this_launch": self.this_launch,
+        }
+
+
+@dataclass
+class LayoutInfo:
+    """The multi-node layout a launch is one node of (dslint.launch.layout)."""
+
+    grouping: str  # why these launches are one layout
+    several_jobs: bool
+    nodes: Value | None  # the node count, as the node of rank 0 declares it
+    world_size: int | None  # the sum over the nodes, when all are here and known
+    members: list[NodeLaunch]
+
+    def to_dict(self) -> dict:
+        return {
+            "grouping": self.grouping,
+            "several_jobs": self.several_jobs,
+            "nodes": self.nodes.to_dict() if self.nodes else None,
+            "world_size": self.world_size,
+            "members": [m.to_dict() for m in self.members],
+        }
+
+
+def layout_info(plan: LaunchPlan) -> LayoutInfo | None:
+    layout = getattr(plan, "layout", None)
+    if layout is None:
+        return None
+
+    def value(sourced):
+        return _from_sourced(sourced) if sourced is not None else None
+
+    members = []
+    for node in layout.nodes:
+        path, line = _position(node.span)
+        devices = node.devices
+        members.append(NodeLaunch(
+            path=path or node.document.path, line=line or 1, launcher=node.launcher, program=node.program,
+            rank=value(node.rank), processes=value(node.procs), master_addr=value(node.master_addr),
+            master_port=value(node.master_port),
+            visible_devices=_from_sourced(devices) if devices is not None else None,
+            starts_every_node=node.one_command, this_launch=node.plan is plan,
+        ))
+    reference = layout.reference
+    return LayoutInfo(layout.why, layout.several_jobs, value(reference.nodes), layout.world_size(), members)
+
+
+@dataclass
 class Explanation:
     kind: str  # launch | training-config | deepspeed-config
     path: str
@@ -329,6 +400,7 @@ class Explanation:
     plan: Any = None  # the LaunchPlan (not serialised)
     program: Any = None  # who reads the launch's files, with its evidence (dslint.launch.consumer.Consumer)
     versions: list["PackageVersions"] = field(default_factory=list)
+    layout: LayoutInfo | None = None  # the multi-node layout this launch is a node of
 
     def to_dict(self) -> dict:
         return {
@@ -342,6 +414,7 @@ class Explanation:
             "nodes": self.nodes.to_dict() if self.nodes else None,
             "processes_per_node": self.procs_per_node.to_dict() if self.procs_per_node else None,
             "world_size": self.world_size.to_dict() if self.world_size else None,
+            "layout": self.layout.to_dict() if self.layout else None,
             "parallelism": self.parallel.to_dict(),
             "batch": self.batch.to_dict(),
             "steps": self.steps.to_dict(),
@@ -529,6 +602,7 @@ class _Builder:
             consumer=plan.consumer, entry=plan.entry, nodes=nodes, procs_per_node=procs, world_size=world,
             parallel=parallel, batch=batch, steps=steps, precision=precision, zero=zero, model=model, memory=memory,
             notes=self.notes, plan=plan, program=plan.program, versions=self.versions() if self.options.versions else [],
+            layout=layout_info(plan),
         )
 
     def versions(self) -> list[PackageVersions]:

@@ -10,6 +10,8 @@ Targets:
               and the consumer it is launched with, when known
   launch      every launch plan (``dslint.launch.plan.LaunchPlan``): one per launch command
               in a script, and one per training config no script launches
+  layout      every multi-node layout (``dslint.launch.layout.Layout``): the node launches
+              (scripts, or accelerate configs no launch names) of one job on several machines
   suppressions  every file's ``# dslint: disable=...`` comments (``FileSuppressions``), after
               all other rules ran and were filtered, each code marked used, unused, unknown
               or unjudged (its rule did not run)
@@ -27,7 +29,7 @@ from typing import Any, Callable, Iterable, Iterator
 
 from dslint.diagnostics import Finding, Severity
 
-TARGETS = ("document", "deepspeed", "launch", "suppressions")
+TARGETS = ("document", "deepspeed", "launch", "layout", "suppressions")
 READERS = ("hf", "accelerate", "swift", "llamafactory", "megatron", "deepspeed")
 ENTRY_POINT_GROUP = "dslint.rules"
 

@@ -212,6 +212,17 @@ DS101_PATHS = ["deepspeedai__DeepSpeedExamples/training/MoQ/test.json"]
 # has no --num_labels at all and stops on the leftover argument).
 DS702_SCRIPTS = ["modelscope__ms-swift/examples/train/seq_cls/multi_label/sft.sh"]
 
+# Checked by hand: MindSpeed-LLM multi-node templates that hard-code `MASTER_ADDR=localhost` with
+# `NNODES` 2, 48 or 64 and take the node rank from the caller (`NODE_RANK=${NODE_RANK:-0}`,
+# `NODE_RANK=${1:-0}`), so one script runs on every node with the same device setting. Every node
+# but rank 0 then connects to its own loopback, where torchrun's static rendezvous has no store
+# (static_tcp_rendezvous.py:62-78), and the job hangs: the address must be edited to rank 0's.
+DS315_SCRIPTS = [
+    "Ascend__MindSpeed-LLM/examples/mcore/qwen3_moe/tune_qwen3_30b_a3b_32K_full_pack_A3_ptd.sh",
+    "Ascend__MindSpeed-LLM/tests/poc/kimi2/pretrain_kimi_k2_1024die_4k_A3_ptd.sh",
+    "Ascend__MindSpeed-LLM/tests/poc/kimi2/pretrain_kimi_k2_768die_4k_A3_ptd.sh",
+]
+
 TRUE_ERRORS = (
     {("DS102", path) for path in TEMPLATES}
     | {("DS101", path) for path in DS101_PATHS}
@@ -224,6 +235,7 @@ TRUE_ERRORS = (
     | {("DS603", path) for path in DS603_SCRIPTS}
     | {("DS601", path) for path in DS601_SCRIPTS}
     | {("DS604", path) for path in DS604_SCRIPTS}
+    | {("DS315", path) for path in DS315_SCRIPTS}
 )
 
 # True on some DeepSpeed releases and not on others, with nothing pinned: info naming the releases.

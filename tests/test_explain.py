@@ -328,3 +328,44 @@ def test_versions_are_resolved_only_when_asked(tmp_path, monkeypatch):
     (e,) = _explain(tmp_path, monkeypatch, {"train.sh": "deepspeed train.py --deepspeed ds.json\n", "ds.json": "{}"},
                     ("train.sh",))
     assert e.versions == [] and e.to_dict()["versions"] == []
+
+
+NODE_SCRIPT = """\
+CUDA_VISIBLE_DEVICES=0,1,2,3 \\
+NNODES=2 \\
+NODE_RANK={rank} \\
+MASTER_ADDR={addr} \\
+MASTER_PORT=29500 \\
+NPROC_PER_NODE={procs} \\
+swift sft \\
+    --model Qwen/Qwen2.5-7B-Instruct \\
+    --tuner_type full \\
+    --deepspeed zero2
+"""
+
+
+def test_a_node_script_shows_its_layout_with_each_node(tmp_path, monkeypatch):
+    files = {"multi-node/node1.sh": NODE_SCRIPT.format(rank=0, addr="127.0.0.1", procs=4),
+             "multi-node/node2.sh": NODE_SCRIPT.format(rank=1, addr="10.0.0.1", procs=4)}
+    first, second = _explain(tmp_path, monkeypatch, files)
+    layout = first.layout
+    assert layout is not None and not layout.several_jobs and layout.world_size == 8
+    assert [(m.path, m.rank.value, m.processes.value, m.master_addr.value, m.this_launch) for m in layout.members] == [
+        ("multi-node/node1.sh", 0, 4, "127.0.0.1", True), ("multi-node/node2.sh", 1, 4, "10.0.0.1", False)]
+    assert layout.members[1].rank.origin == "NODE_RANK=1 (multi-node/node2.sh:3)"
+    assert [m.this_launch for m in second.layout.members] == [False, True]
+    text = render([first])
+    assert "layout     2 node launches in multi-node/: swift launches of swift sft (2 nodes, master port 29500)" in text
+    assert "rank 1  multi-node/node2.sh:1" in text and "world over the layout: 4 + 4 = 8 process(es)" in text
+
+
+def test_explaining_one_node_script_reads_the_others_of_its_folder(tmp_path, monkeypatch):
+    files = {"multi-node/node1.sh": NODE_SCRIPT.format(rank=0, addr="127.0.0.1", procs=4),
+             "multi-node/node2.sh": NODE_SCRIPT.format(rank=1, addr="10.0.0.1", procs=4)}
+    (e,) = _explain(tmp_path, monkeypatch, files, paths=("multi-node/node2.sh",))
+    assert [(m.path, m.this_launch) for m in e.layout.members] == [("multi-node/node1.sh", False), ("multi-node/node2.sh", True)]
+
+
+def test_a_launch_on_one_node_has_no_layout(tmp_path, monkeypatch):
+    (e,) = _explain(tmp_path, monkeypatch, {"train.sh": "NPROC_PER_NODE=8 swift sft --model Qwen/Qwen2.5-7B-Instruct\n"})
+    assert e.layout is None and to_json([e])["launches"][0]["layout"] is None

@@ -47,6 +47,18 @@ CASES = [
         id="deepspeed-hostfile",
     ),
     pytest.param(
+        {"run.sh": "export CUDA_VISIBLE_DEVICES=0,1\ndeepspeed --hostfile hosts.txt --no_ssh --node_rank 1 train.py --deepspeed ds.json\n",
+         "hosts.txt": "worker-0 slots=8\nworker-1 slots=8\n", "ds.json": DS},
+        dict(launcher="deepspeed", consumer="hf", procs=8, nodes=2, world=16, ds="ds.json", origin=["slots= in the hostfile"]),
+        id="deepspeed-hostfile-ignores-visible-devices",
+    ),
+    pytest.param(
+        {"run.sh": "source /usr/local/Ascend/ascend-toolkit/set_env.sh\nexport CUDA_VISIBLE_DEVICES=0,1\ndeepspeed train.py --deepspeed ds.json\n",
+         "ds.json": DS},
+        dict(launcher="deepspeed", consumer="hf", procs=None, nodes=1, world=None, ds="ds.json", origin=[]),
+        id="deepspeed-on-ascend-counts-every-npu-not-cuda-visible-devices",
+    ),
+    pytest.param(
         {"run.sh": "torchrun --nproc_per_node=4 --nnodes 2 train.py --deepspeed configs/ds.json\n", "configs/ds.json": DS},
         dict(launcher="torchrun", consumer="hf", procs=4, nodes=2, world=8, ds="configs/ds.json", origin=["--nproc_per_node 4"]),
         id="torchrun",

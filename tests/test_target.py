@@ -74,7 +74,48 @@ def test_program_importing_torch_npu(tmp_path):
     files = {"train.sh": "torchrun --nproc_per_node 2 train.py --output_dir out\n", "train.py": "import torch\nimport torch_npu\n"}
     engine, plans = _plans(tmp_path, files)
     found = launch_target(plans[0], engine.settings)
-    assert found is not None and "imports torch_npu" in found.reason
+    assert found is not None and "imports torch_npu (train.py:2)" in found.reason
+    assert found.span is not None and found.span.path == "train.py" and found.span.text == "import torch_npu"
+
+
+@pytest.mark.parametrize(
+    "program,reason",
+    [
+        # the import is in a project module the entry program imports (read statically)
+        ({"train.py": "from setup_npu import init\ninit()\n", "setup_npu.py": "import torch_npu\nfrom torch_npu.contrib import transfer_to_npu\n"},
+         "imports torch_npu (setup_npu.py:1)"),
+        ({"pretrain_gpt.py": "import mindspeed.megatron_adaptor\nfrom megatron.training import pretrain\n"},
+         "imports mindspeed.megatron_adaptor (pretrain_gpt.py:1)"),
+        ({"train.py": "import torch\n\nif __name__ == '__main__':\n    import torch_npu\n"}, "imports torch_npu (train.py:4)"),
+    ],
+)
+def test_programs_that_always_import_the_ascend_stack(tmp_path, program, reason):
+    entry = next(iter(program))
+    engine, plans = _plans(tmp_path, {"train.sh": f"torchrun --nproc_per_node 2 {entry} --output_dir out\n", **program})
+    found = launch_target(plans[0], engine.settings)
+    assert found is not None and reason in found.reason
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "import torch\ntry:\n    import torch_npu\nexcept ImportError:\n    torch_npu = None\n",
+        "from transformers.utils import is_torch_npu_available\nif is_torch_npu_available():\n    import torch_npu\n",
+        "def device():\n    import torch_npu\n    return torch_npu.npu.current_device()\n",
+    ],
+    ids=["try", "if", "function"],
+)
+def test_an_optional_torch_npu_import_is_no_evidence(tmp_path, source):
+    engine, plans = _plans(tmp_path, {"train.sh": "torchrun --nproc_per_node 2 train.py --output_dir out\n", "train.py": source})
+    assert launch_target(plans[0], engine.settings) is None
+
+
+def test_mindspeed_on_pythonpath(tmp_path):
+    script = ("export MEGATRON_LM_PATH=/work/Megatron-LM\nexport PYTHONPATH=$PYTHONPATH:/work/MindSpeed:$MEGATRON_LM_PATH\n"
+              "NPROC_PER_NODE=8 megatron sft --model Qwen/Qwen3-8B\n")
+    engine, plans = _plans(tmp_path, {"train.sh": script})
+    found = launch_target(plans[0], engine.settings)
+    assert found is not None and "MindSpeed on PYTHONPATH at train.sh:2" in found.reason
 
 
 def test_ascend_folder_and_npu_file_names(tmp_path):

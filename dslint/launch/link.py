@@ -33,6 +33,7 @@ from dslint.launch.consumer import (AXOLOTL, DEEPSPEED_READER, HYDRA, LABEL, LLA
 from dslint.launch.consumer import read as read_consumer
 from dslint.launch.plan import Arg, LaunchPlan, Reference, Sourced
 from dslint.launch.pyprogram import Evidence
+from dslint.launch.target import ascend_environment
 from dslint.launch.presets import SWIFT_PRESETS, preset_text
 from dslint.source import SourceFile, Span
 from dslint.values import as_int
@@ -183,7 +184,7 @@ class Linker:
         base = Path(doc.source.path).parent
         plan = LaunchPlan(origin=doc, span=command.span, launcher=launch.launcher, consumer=None, entry=launch.entry, command=launch)
         plan.env = dict(command.environment)
-        plan.visible_devices = _visible_devices(plan.env)
+        plan.visible_devices = _visible_devices(plan.env, ascend_environment(plan))
         for option in launch.launcher_option_list:
             if option.key:
                 plan.launcher_args[option.key] = _arg_of(option)
@@ -267,7 +268,8 @@ class Linker:
             if counts and len(set(counts)) == 1 and len(counts) == len(hosts):
                 procs = Sourced(counts[0], _said(include, f"--include {include.value}"), include.span)
                 nodes_from_include = Sourced(len(hosts), _said(include, f"--include {include.value}"), include.span)
-        elif exclude is None and plan.visible_devices is not None and plan.visible_devices.value is not None:
+        elif exclude is None and "hostfile" not in opts and plan.visible_devices is not None and plan.visible_devices.value is not None:
+            # With a hostfile the runner takes each host's slots, not the visible devices (runner.py:446-458).
             count = len(plan.visible_devices.value)
             procs = Sourced(count, f"{plan.visible_devices.origin}: {count} device{'s' if count != 1 else ''}", plan.visible_devices.span)
         plan.procs_per_node = procs
@@ -610,12 +612,18 @@ def _env_int(env: dict, name: str) -> Sourced | None:
     return Sourced(number, f"{name}={text} ({_where(value.span)}{',' if note else ''}{note})", value.span)
 
 
-def _visible_devices(env: dict) -> Sourced | None:
-    # A script that sets the Ascend variable runs on NPUs, where CUDA_VISIBLE_DEVICES is inert.
+def _visible_devices(env: dict, ascend=None) -> Sourced | None:
+    """The devices a launch sees. On Ascend only ASCEND_RT_VISIBLE_DEVICES counts: torch_npu
+    counts NPUs from it alone (torch_npu/npu/__init__.py `_parse_visible_devices`), and so does
+    DeepSpeed's NPU accelerator (npu_accelerator.py:336-337); CUDA_VISIBLE_DEVICES (and
+    NPU_VISIBLE_DEVICES) leave every NPU of the machine visible. ``ascend``: the script's own
+    evidence of Ascend (dslint.launch.target.ascend_environment)."""
     for name in ("ASCEND_RT_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES"):
         value = env.get(name)
         if value is None:
             continue
+        if name == "CUDA_VISIBLE_DEVICES" and ascend is not None:
+            return Sourced(None, f"every NPU of the machine: Ascend does not read CUDA_VISIBLE_DEVICES ({ascend.reason})", value.span)
         text, note = _env_text(value)
         if text is None:
             return Sourced(None, f"{name} (set, value unknown)", value.span)

@@ -96,6 +96,8 @@ class LaunchPlan:
     # Who reads the launch's files and the evidence (dslint.launch.consumer.Consumer); ``consumer``
     # above is its DeepSpeed-reader role, or a guess from the flags when this is not established.
     program: Any = None
+    # The multi-node layout this launch is one node of (dslint.launch.layout.Layout), set by the engine.
+    layout: Any = None
 
     def arg(self, *names: str) -> Arg | None:
         for name in names:

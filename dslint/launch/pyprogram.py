@@ -88,20 +88,32 @@ class Program:
     argparse: list[ArgDef] = field(default_factory=list)
     parsers: list[ParserUse] = field(default_factory=list)
     method_calls: dict[str, Evidence] = field(default_factory=dict)  # ".generate" → first call
+    # Imports every run of the module executes: at its top level (or in its `if __name__ ==
+    # "__main__":` block), outside try/if, so not an optional backend's.
+    plain_imports: dict[str, Evidence] = field(default_factory=dict)
     unreadable: list[str] = field(default_factory=list)  # project files that could not be parsed
     truncated: bool = False  # MAX_FILES or MAX_DEPTH stopped the walk
 
     def first_use(self, *prefixes: str) -> Evidence | None:
         """The first evidence of a qualified name equal to or under any of ``prefixes``."""
-        best = None
-        for name, evidence in self.uses.items():
-            if any(name == p or name.startswith(p + ".") for p in prefixes):
-                if best is None or (evidence.path, evidence.line) < (best.path, best.line):
-                    best = evidence
-        return best
+        return _first_under(self.uses, prefixes)
 
     def derives_from(self, qualified: str) -> Evidence | None:
         return self.subclasses.get(qualified)
+
+    def imports_always(self, *packages: str) -> Evidence | None:
+        """The first unconditional import of any of ``packages`` (or a module under them)."""
+        return _first_under(self.plain_imports, packages)
+
+
+def _first_under(found: dict[str, Evidence], prefixes: tuple[str, ...]) -> Evidence | None:
+    """The first (by file and line) evidence of a name equal to or under any of ``prefixes``."""
+    best = None
+    for name, evidence in found.items():
+        if any(name == p or name.startswith(p + ".") for p in prefixes):
+            if best is None or (evidence.path, evidence.line) < (best.path, best.line):
+                best = evidence
+    return best
 
 
 # --------------------------------------------------------------------------------------------
@@ -120,6 +132,23 @@ class _Module:
     add_arguments: list[tuple[list[str], dict, int]]  # (option strings, keywords, line)
     parser_calls: list[tuple[str, tuple[str, ...], int]]  # (hf|trl|argparse-known|remaining, classes, line)
     method_calls: list[tuple[str, int]]
+    plain_imports: list[tuple[str, int]] = field(default_factory=list)  # (qualified module or name, line)
+
+
+def _plain_imports(tree: ast.Module) -> list[tuple[str, int]]:
+    """What the module imports unconditionally: top-level import statements and those of the
+    ``if __name__ == "__main__":`` block (an import under try or another if is optional)."""
+    body = list(tree.body)
+    for node in tree.body:
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Compare) and _dotted(node.test.left) == "__name__":
+            body.extend(node.body)
+    out = []
+    for node in body:
+        if isinstance(node, ast.Import):
+            out.extend((alias.name, node.lineno) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            out.append((node.module, node.lineno))
+    return out
 
 
 def _dotted(node: ast.AST) -> str | None:
@@ -218,7 +247,7 @@ def _field_choices(value: ast.AST | None) -> tuple | None:
 
 
 def _read_module(path: Path, display: str, tree: ast.Module) -> _Module:
-    module = _Module(path, display, {}, [], [], [], [], [], [])
+    module = _Module(path, display, {}, [], [], [], [], [], [], _plain_imports(tree))
     aliases = module.aliases
     # Imports anywhere (functions often import lazily); later bindings of a name win, which is
     # right for the common `try: from a import X / except: from b import X` only approximately.
@@ -444,6 +473,8 @@ def _collect(program: Program, modules: list[_Module]) -> None:
                 program.uses[qualified] = Evidence(module.display, line, f"{how} {qualified}")
         for method, line in module.method_calls:
             program.method_calls.setdefault(method, Evidence(module.display, line, f"calls .{method}()"))
+        for name, line in module.plain_imports:
+            program.plain_imports.setdefault(name, Evidence(module.display, line, f"imports {name}"))
         for name, bases, fields, is_dataclass, line in module.classes:
             evidence = Evidence(module.display, line, f"class {name}({', '.join(b.rsplit('.', 1)[-1] for b in bases)})")
             program.classes[name] = ClassDef(name, bases, fields, is_dataclass, evidence)

@@ -10,11 +10,17 @@ so that every NPU diagnostic can repeat the reason. In order:
    launch's environment or set in the script (``ASCEND_RT_VISIBLE_DEVICES``, ``ASCEND_*``,
    ``HCCL_*``, ``PYTORCH_NPU_ALLOC_CONF``, ``TASK_QUEUE_ENABLE``, ``CPU_AFFINITY_CONF``,
    ``MULTI_STREAM_MEMORY_REUSE``, ``VLLM_ASCEND_*``, ``DS_ACCELERATOR=npu``), ``source
-   .../Ascend/.../set_env.sh``, ``npu-smi``, ``--ddp_backend hccl``, ``npu`` device strings
-   among the launch's arguments, a launched Python program that imports ``torch_npu``, and a
-   comment naming Ascend hardware (``# 16 * 64GiB Ascend A3``);
+   .../Ascend/.../set_env.sh``, ``npu-smi``, MindSpeed on ``PYTHONPATH`` (how Megatron-SWIFT
+   and MindSpeed-LLM run on Ascend), ``--ddp_backend hccl``, ``npu`` device strings among the
+   launch's arguments (``--device npu``), a launched Python program that always imports
+   ``torch_npu`` or MindSpeed (the static read of the program, ``plan.program.facts``: an import
+   at its top level, not one under ``try``/``if``, which only makes NPU optional), and a comment
+   naming Ascend hardware (``# 16 * 64GiB Ascend A3``);
 4. the launch's files: a script or training config under an ``ascend`` folder, or with ``npu``
    as a word of its file name (LLaMA-Factory's ``qwen3_lora_sft_bnb_npu.yaml``).
+
+Each Target names its evidence: the reason says what was seen and where (``file:line``), and
+its span points there (for a program's import, into the Python file).
 
 A launch with none of these is not NPU (``None``): NPU rules stay silent. ``CUDA_VISIBLE_DEVICES``
 is not evidence either way (ms-swift's own Megatron Ascend page still shows it).
@@ -25,7 +31,6 @@ comment of the script names (``# Env: 8 * V100``), with where it came from.
 
 from __future__ import annotations
 
-import os
 import re
 import weakref
 from dataclasses import dataclass
@@ -43,9 +48,8 @@ NPU_ENV_NAMES = frozenset(
 )
 _NPU_DEVICE = re.compile(r"(?<![A-Za-z0-9_])npu(?::\d+)?(?![A-Za-z0-9_])")
 _SET_ENV = re.compile(r"(?i)ascend.*set_env\.sh")
-_TORCH_NPU = re.compile(r"^\s*(?:import\s+torch_npu\b|from\s+torch_npu\b)", re.M)
+_MINDSPEED = re.compile(r"(?i)mindspeed")
 _NAME_WORDS = re.compile(r"[A-Za-z0-9]+")
-MAX_PROGRAM_BYTES = 512 * 1024
 
 # Hardware as comments name it: (pattern, hardware setting value). Only cards whose absence of a
 # feature matters to a rule are listed, plus the common Ampere+ and Ascend A2/A3 names so that a
@@ -212,6 +216,12 @@ def _script(plan):
     return getattr(origin, "script", None) if origin is not None else None
 
 
+def ascend_environment(plan) -> Target | None:
+    """What the script itself shows of Ascend (its variables, set_env.sh, npu-smi), without the
+    launch's arguments or program: usable while the plan is being linked."""
+    return _env_signal(plan) or _script_signal(plan)
+
+
 def _script_signal(plan) -> Target | None:
     script = _script(plan)
     if script is None:
@@ -219,6 +229,9 @@ def _script_signal(plan) -> Target | None:
     for assignment in script.assignments:
         if is_npu_variable(assignment.name) and not assignment.conditional:
             return Target(NPU, f"the script sets {assignment.name} at {_where(assignment.span)}", assignment.name_span)
+        if assignment.name == "PYTHONPATH" and assignment.value is not None and _MINDSPEED.search(assignment.value.raw) \
+                and not assignment.conditional:
+            return Target(NPU, f"the script puts MindSpeed on PYTHONPATH at {_where(assignment.span)}", assignment.span)
     for command in script.commands:
         base = command.basename
         if base in ("source", ".") and command.args:
@@ -245,23 +258,27 @@ def _args_signal(plan) -> Target | None:
 
 
 def _program_signal(plan) -> Target | None:
-    command = getattr(plan, "command", None)
-    program = getattr(command, "program", None) if command is not None else None
-    if program is None or program.value is None or not program.value.endswith(".py") or getattr(command, "module", False):
+    """The launched program always imports torch_npu or MindSpeed (dslint.launch.pyprogram)."""
+    program = getattr(plan, "program", None)
+    facts = getattr(program, "facts", None)
+    if facts is None:
         return None
-    base = Path(plan.origin.path).parent
-    candidates = [Path(program.value)] if os.path.isabs(program.value) else [base / program.value, Path.cwd() / program.value]
-    for candidate in candidates:
-        try:
-            if not candidate.is_file() or candidate.stat().st_size > MAX_PROGRAM_BYTES:
-                continue
-            text = candidate.read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            continue
-        if _TORCH_NPU.search(text):
-            return Target(NPU, f"the launched program {program.value} imports torch_npu", program.span)
+    evidence = facts.imports_always("torch_npu", "mindspeed")
+    if evidence is None:
         return None
-    return None
+    return Target(NPU, f"the launched program {evidence.describe()}", _evidence_span(evidence))
+
+
+def _evidence_span(evidence) -> Span | None:
+    """The line of a program file that shows a fact, so that reports can point at it."""
+    from dslint.source import SourceFile
+
+    try:
+        with open(evidence.path, "rb") as handle:
+            source = SourceFile.from_bytes(evidence.path, handle.read())
+        return Span(source, source.line_start(evidence.line), source.line_end(evidence.line))
+    except Exception:  # an unreadable file only loses the pointer, not the verdict
+        return None
 
 
 def _comment_signal(plan) -> Target | None:

@@ -58,6 +58,46 @@ def _bytes(value: float) -> str:
     return f"{value / GiB:.1f} GiB"
 
 
+def _layout_lines(layout) -> list[str]:
+    """The multi-node layout: one line per node launch, each value with where it came from."""
+    members = layout.members
+    if len(members) == 1:  # the launch alone: say what kind of node launch it is, not who else
+        only = members[0]
+        if only.starts_every_node:
+            header = "one command starts every node"
+        elif only.rank is None or only.rank.value is None:
+            header = "this launch runs on every node, its rank known at run time"
+        else:
+            header = f"node rank {_v(only.rank)}; no other node launch of its job in {only.path.rsplit('/', 1)[0] if '/' in only.path else '.'}"
+        out = [_line("layout", header)]
+    else:
+        out = [_line("layout", layout.grouping)]
+    if layout.several_jobs:
+        out.append(_more("! look-alike launches of several jobs: not compared with each other"))
+    for member in members:
+        rank = member.rank
+        if len(members) > 1:
+            who = "every node" if member.starts_every_node else (f"rank {_v(rank, 'at run time')}")
+            mark = "  ← this launch" if member.this_launch else ""
+            out.append(_more(f"{who}  {member.path}:{member.line}{mark}"))
+        indent = "  " if len(members) > 1 else ""
+        if rank is not None and not member.starts_every_node:
+            out.append(_more(f"{indent}rank: {rank.origin}"))
+        if member.processes is not None and len(members) > 1:
+            out.append(_more(f"{indent}{_v(member.processes)} process(es): {member.processes.origin}"))
+        if member.master_addr is not None or member.master_port is not None:
+            address = _v(member.master_addr, "(run time)") if member.master_addr is not None else "(not set)"
+            port = _v(member.master_port, "?") if member.master_port is not None else "?"
+            why = "; ".join(v.origin for v in (member.master_addr, member.master_port) if v is not None)
+            out.append(_more(f"{indent}master {address}:{port}: {why}"))
+        if member.visible_devices is not None and member.visible_devices.value is not None and len(members) > 1:
+            out.append(_more(f"{indent}devices {','.join(map(str, member.visible_devices.value))}: {member.visible_devices.origin}"))
+    if layout.world_size is not None:
+        counts = " + ".join(_v(m.processes) for m in layout.members)
+        out.append(_more(f"world over the layout: {counts} = {layout.world_size} process(es)"))
+    return out
+
+
 def render_one(e: Explanation) -> str:
     lines: list[str] = []
     title = e.entry or e.launcher or e.kind
@@ -86,6 +126,8 @@ def render_one(e: Explanation) -> str:
             lines.append(_line("world", f"{_v(e.world_size)} process(es){_why(e.world_size)}"))
     else:
         lines.append(_line("world", "unknown world size (pass --world-size N)"))
+    if e.layout is not None:
+        lines.extend(_layout_lines(e.layout))
     par = e.parallel
     degrees = [f"{name} {_v(v)}" for name, v in (("tensor", par.tensor), ("pipeline", par.pipeline), ("context", par.context), ("sequence", par.sequence)) if v.value and v.value > 1]
     if par.data_parallel is not None:

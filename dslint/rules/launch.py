@@ -737,10 +737,13 @@ def accelerate_processes(plan, context):
       that runs the script starts as the config's `machine_rank` (0 by default), so the other
       ranks never join and the rendezvous waits (warning). Pass `--machine_rank $NODE_RANK`,
       or one script per node with its rank, as ms-swift's multi-node accelerate example does.
-    - `num_processes` not a multiple of `num_machines`: accelerate divides processes evenly across
-      machines (`nproc_per_node = str(num_processes // num_machines)`, accelerate
-      utils/launch.py:217; `--num_gpus` likewise at utils/launch.py:476), so the remainder is
-      lost (error).
+      Not reported when other launches of its multi-node layout take the other ranks, nor when
+      nothing in the launch involves a second machine (`machines-on-one-node` says so).
+    - `num_processes` not a multiple of `num_machines`, where the command line gives one of them:
+      accelerate divides processes evenly across machines (`nproc_per_node =
+      str(num_processes // num_machines)`, accelerate utils/launch.py:217; `--num_gpus` likewise
+      at utils/launch.py:476), so the remainder is lost (error). A config file that disagrees
+      with itself is `accelerate-processes-per-machine`.
     - more processes per machine than visible devices (error; see `processes-exceed-devices`).
 
     ## Why it matters
@@ -766,7 +769,8 @@ def accelerate_processes(plan, context):
     machines = plan.nodes
     total = plan.world_size
     rank_entry = mapping.entry("machine_rank")
-    if machines is not None and machines.value and machines.value > 1 and "machine_rank" not in plan.launcher_args:
+    if machines is not None and machines.value and machines.value > 1 and "machine_rank" not in plan.launcher_args \
+            and not _rank_decided_elsewhere(plan):
         rank = rank_entry.value.to_python() if rank_entry is not None else 0
         yield Finding(
             machines.span or plan.span,
@@ -775,7 +779,9 @@ def accelerate_processes(plan, context):
             "the other machines never join and the rendezvous waits; pass --machine_rank per node",
             related=[Related("machine_rank in the config", rank_entry.value.span)] if rank_entry is not None else [],
         )
-    if machines is not None and total is not None and machines.value and total.value and total.value % machines.value:
+    from_file = all(v.span is not None and v.span.source is mapping.span.source for v in (machines, total) if v is not None)
+    if machines is not None and total is not None and machines.value and total.value and total.value % machines.value \
+            and not from_file:
         yield Finding(
             total.span or plan.span,
             f"{total.value} processes over {machines.value} machines: accelerate starts {total.value // machines.value} per machine, "
@@ -783,6 +789,18 @@ def accelerate_processes(plan, context):
             related=[Related(machines.origin, machines.span)],
             severity=Severity.ERROR,
         )
+
+
+def _rank_decided_elsewhere(plan) -> bool:
+    """Other node launches of its layout take the other machine ranks, or it runs on one machine."""
+    from dslint.launch.layout import node_of
+    from dslint.rules.layout import one_machine
+
+    layout = plan.layout
+    if layout is not None and len(layout.nodes) > 1 and not layout.several_jobs:
+        return True
+    node = node_of(plan)
+    return node is not None and one_machine(node, layout)
 
 
 @rule("DS311", "swift-config-flag", severity="error", target="launch", fixable=True, consumers=("swift", "megatron"))
