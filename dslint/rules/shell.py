@@ -236,7 +236,10 @@ def trailing_backslash_at_eof(document, context):
     ## What it checks
     A continuation at the very end of the file continues into nothing (GNU Bash Reference
     Manual §3.1.2.1: the `\\newline` pair is removed; here nothing follows it). bash accepts it, but it
-    usually means the last argument of the command was deleted, or the file was cut.
+    usually means the last argument of the command was deleted, or the file was cut. Only a `\\`
+    that is really the end of the file counts: with a blank line after it, the command ends at
+    that blank line (`blank-line-after-continuation` says so), and a line appended later stays
+    a command of its own.
 
     ## Why it matters
     Nothing fails today, but the next line appended to the script silently becomes arguments
