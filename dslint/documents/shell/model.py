@@ -233,6 +233,7 @@ class Script:
     references: list[VarRef] = field(default_factory=list)
     runtime_failures: list[RuntimeFailure] = field(default_factory=list)
     unread: list = field(default_factory=list)  # parts tree-sitter skipped although bash accepts them (unread.Unread)
+    continued_lines: set[int] = field(default_factory=set)  # lines whose `\` continues the command onto the next
 
     @property
     def path(self) -> str:

@@ -101,6 +101,8 @@ def find_traps(script: Script, excluded_bytes: list[tuple[int, int]]) -> None:
             continue
         if text[end : end + 1] == "\r":
             continue  # `\` + CR: bash escapes the CR and the line does not continue (crlf-line-endings says so)
+        if len(stripped) == len(content):
+            script.continued_lines.add(line)
         if len(stripped) < len(content):
             traps.append(
                 Trap("space-after-backslash", Span(source, bs_pos, end))
