@@ -349,6 +349,8 @@ class Engine:
                 continue
             if self._ignored_for_file(diagnostic, source):
                 continue
+            if diagnostic.fix is not None or diagnostic.alternatives:
+                _drop_fixes_in_unmapped_strings(diagnostic, by_source)
             identity = (source.path, diagnostic.span.start, diagnostic.span.end, diagnostic.code, diagnostic.message)
             kept.setdefault(identity, diagnostic)
         return sorted(kept.values(), key=Diagnostic.sort_key)
@@ -401,6 +403,21 @@ def _relative(path: str, root: Path) -> str:
         return Path(os.path.relpath(os.path.abspath(path), root)).as_posix()
     except ValueError:
         return Path(path).as_posix()
+
+
+def _drop_fixes_in_unmapped_strings(diagnostic: Diagnostic, by_source: dict[int, Document]) -> None:
+    """A fix may not edit a string a script runs (``bash -c "$LAUNCHER $CMD"``) whose words dslint
+    could place only at the whole string: an edit there would replace the wrong text."""
+
+    def unmapped(edit) -> bool:
+        script = getattr(by_source.get(id(edit.source)), "script", None)
+        return script is not None and any(
+            start < edit.end and edit.start < end or start < edit.start < end for start, end in script.unmapped
+        )
+
+    if diagnostic.fix is not None and any(unmapped(e) for e in diagnostic.fix.edits):
+        diagnostic.fix = None
+    diagnostic.alternatives = [f for f in diagnostic.alternatives if not any(unmapped(e) for e in f.edits)]
 
 
 def _diagnostic(found: Rule, severity: Severity, finding: Finding) -> Diagnostic:

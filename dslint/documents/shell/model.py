@@ -6,12 +6,15 @@ These are the public results of reading a script (``parse_script``); every posit
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 
 from dslint.documents.model import ParseProblem
 from dslint.source import SourceFile, Span
 
-from .pieces import join
+from .pieces import PLACEHOLDER, join
+
+_PLACEHOLDER_RE = re.compile(r"\$\{%s\d+\}" % PLACEHOLDER)
 
 
 def span_text(span: Span | None) -> str:
@@ -34,6 +37,10 @@ class Word:
     assumed: str | None = None
     may_split: bool = False
     parts: tuple = ()
+
+    def __post_init__(self) -> None:
+        if PLACEHOLDER in self.raw:  # a piece of an eval'd string the script does not decide
+            self.raw = _PLACEHOLDER_RE.sub("…", self.raw)
 
     @property
     def known(self) -> bool:
@@ -234,6 +241,8 @@ class Script:
     runtime_failures: list[RuntimeFailure] = field(default_factory=list)
     unread: list = field(default_factory=list)  # parts tree-sitter skipped although bash accepts them (unread.Unread)
     continued_lines: set[int] = field(default_factory=set)  # lines whose `\` continues the command onto the next
+    # (start, end) of strings run by eval/bash -c whose words could be placed only at the whole string
+    unmapped: list[tuple[int, int]] = field(default_factory=list)
 
     @property
     def path(self) -> str:
