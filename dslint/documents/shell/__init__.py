@@ -40,7 +40,8 @@ from .syntax import BASH_VERSION, Complaint, check
 from .traps import env_after_command, find_traps
 from .treesitter import parser
 from .unread import Unread, read_tree
-from .variables import Ctx
+from .slurm import SbatchJob, read_directives
+from .variables import Ctx, unknown_var
 from .walker import Walker
 
 __all__ = [
@@ -54,6 +55,7 @@ __all__ = [
     "VarRef",
     "Script",
     "Unread",
+    "SbatchJob",
     "parse_script",
     "syntax_problem",
     "split_word",
@@ -93,6 +95,10 @@ def parse_script(source: SourceFile) -> Script:
     walker = Walker(script, data)
     walker._ctx = Ctx()
     walker._literal = True
+    script.sbatch = read_directives(source)
+    if script.sbatch is not None:  # sbatch's variables, as the directives ask (its command line may override them)
+        for name, (value, directive) in script.sbatch.variables().items():
+            walker.vars[name] = unknown_var(True, directive.span, "sbatch", value)
     walker.block(tree.root_node.children, Ctx())
     find_traps(script, excluded)
     env_after_command(script, walker)

@@ -151,6 +151,7 @@ class Commands:
             background=ctx.background,
             wrappers=wrappers,
             clears_env=clears,
+            runner=ctx.runner,
             _scope=(visible, extra, unsets, clears, ctx.child_shell),
         )
         self.script.commands.append(cmd)
@@ -286,7 +287,7 @@ class Commands:
         if self.fixed_span is span and saved[1] is None:
             self.script.unmapped.append((span.start, span.end))
         self.eval_depth += 1
-        inner = ctx._replace(from_eval=True, depth=ctx.depth + 1)
+        inner = ctx._replace(from_eval=True, depth=ctx.depth + 1, runner=cmd)
         try:
             if child_shell:
                 self.vars = {n: v for n, v in self.vars.items() if v.exported and not v.unset}

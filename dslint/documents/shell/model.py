@@ -92,7 +92,7 @@ class Value:
 
     value: str | None
     span: Span | None  # where it was set (None when it only comes from the caller)
-    source_kind: str  # "assignment" | "export" | "prefix" | "default" | "caller-env"
+    source_kind: str  # "assignment" | "export" | "prefix" | "default" | "caller-env" | "sbatch"
     assumed: str | None = None
 
     def __repr__(self) -> str:
@@ -114,6 +114,7 @@ class Command:
     background: bool = False
     wrappers: list[Word] = field(default_factory=list)
     clears_env: bool = False  # env -i / exec -c: nothing but `env` reaches the program
+    runner: "Command | None" = None  # the eval / bash -c / sbatch --wrap whose string this command is in
     # (variable table, extra env, unset names, clears, child shell); read lazily
     _scope: tuple | None = field(default=None, repr=False)
     _environment: dict | None = field(default=None, repr=False)
@@ -241,6 +242,7 @@ class Script:
     runtime_failures: list[RuntimeFailure] = field(default_factory=list)
     unread: list = field(default_factory=list)  # parts tree-sitter skipped although bash accepts them (unread.Unread)
     continued_lines: set[int] = field(default_factory=set)  # lines whose `\` continues the command onto the next
+    sbatch: object = None  # the #SBATCH directives (slurm.SbatchJob), when the script has any
     # (start, end) of strings run by eval/bash -c whose words could be placed only at the whole string
     unmapped: list[tuple[int, int]] = field(default_factory=list)
 
