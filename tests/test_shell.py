@@ -782,3 +782,43 @@ def test_command_strings_from_here_documents():
     # a quoted delimiter keeps the backslash-newline, and `read -r` keeps the backslash
     assert [w.value for w in second.args] == ["--module", "openrlhf.cli.train_sft", "\\", "--max_len", "2048"]
     assert command(s, "echo").args[0].value is None  # a custom IFS is not the default trimming
+
+
+# ---- ${...} that bash accepts when reading and rejects when expanding (issue 15) ----------------
+
+FORMS = ["a", "a.b", "a b", "", "1a", "a-b", "a:", "a:-x", "a%%", "#a:1", "#a", "#", "##", "#-", "$a", "$", '"a"', "-a",
+         "a=b=c", " a", "a ", "a,b", "NUM.GPUS", "a:1:2", "a::", "1", "10", "@", "*", "?", "a/b/c", "a^^", "a:?", "a+x",
+         "_x9", "a\tb", "%a", "/a", "a.", ":a"]
+
+
+@pytest.mark.parametrize("inner", FORMS)
+def test_bad_substitution_agrees_with_bash(inner):
+    """``rejected`` says "bad substitution" only where bash 5.2 does (bash run on the form)."""
+    import shutil
+    import subprocess
+
+    from dslint.documents.shell.substitution import rejected
+
+    bash = shutil.which("bash")
+    if bash is None:
+        pytest.skip("no bash")
+    script = "a=1\n: ${" + inner + "}\necho reached\n"
+    run = subprocess.run([bash, "-c", script], capture_output=True, text=True, timeout=10)
+    assert rejected(inner) == ("bad substitution" in run.stderr), run.stderr
+
+
+def test_bad_substitutions_are_reported_once_where_they_certainly_run():
+    s = parse(
+        "NUM_GPUS=8\n"
+        "torchrun --nproc_per_node ${NUM.GPUS} train.py --lr '${a.b}' ${c d}  # ${x y}\n"
+        "if true; then echo ${a.b}; fi\n"
+        "cd out && echo ${a.b}\n"
+        "f() { echo ${a.b}; }\n"
+        "CMD='deepspeed ${NUM.GPUS} x.py'\n"
+        'eval "$CMD"\n'
+        "exit 0\n"
+        "echo ${a.b}\n"
+    )
+    found = [(pos(f.span), f.span.source.text[f.span.start : f.span.end]) for f in s.runtime_failures]
+    assert found == [((2, 27), "${NUM.GPUS}"), ((7, 6), '"$CMD"')]
+    assert "`${NUM.GPUS}: bad substitution`" in s.runtime_failures[1].message

@@ -354,6 +354,13 @@ def shell_runtime_error(document, context):
     the script does not decide (arguments, the caller's environment, command output) are not
     judged.
 
+    Likewise `bash -n` matches only the braces of `${...}`; the parameter inside is parsed when
+    the word is expanded (bash's subst.c `parameter_brace_expand`), and `${NUM.GPUS}`,
+    `${OUT DIR}`, `${ a}`, `${a:}` or `${}` then stop the command with "bad substitution"
+    (checked against bash 5.2 in tests/test_shell.py). These are reported once per command,
+    at the first one (bash abandons the command there), and only where the command certainly
+    runs: a top-level command that is not inside `if`, a loop, a function, or after `&&`/`||`.
+
     ## Why it matters
     The launch line stops with a syntax error after everything before it ran: the job fails
     late, or a setup step silently does nothing.
@@ -368,6 +375,7 @@ def shell_runtime_error(document, context):
     CMD="deepspeed train.py --deepspeed ds.json"
     eval "$CMD"
     ```
+    And `torchrun --nproc_per_node ${NUM.GPUS} train.py`: use `${NUM_GPUS}`.
     """
     script = document.script
     if script is None:

@@ -10,6 +10,7 @@ import re
 from dslint.source import Span
 
 from .model import Assignment, Command, Heredoc, RuntimeFailure, Value, Word, split_word
+from .substitution import bad_substitution_message, bad_substitutions
 from .syntax import BASH_VERSION, check
 from .treesitter import parser
 from .pieces import PLACEHOLDER, join
@@ -276,12 +277,17 @@ class Commands:
         tree = parser().parse(data)
         span = Span(words[0].span.source, words[0].span.start, max(w.span.end for w in words))
         saved = (self.data, self.fixed_span, self.shift, self.share() if child_shell else self.vars)
-        if not unknown and tree.root_node.has_error:
-            complaint = check(text)
+        if not unknown:
+            units: list[tuple[int, int]] = []
+            complaint = check(text, units)
             if complaint is not None:
                 self.script.runtime_failures.append(
                     RuntimeFailure(span, f"bash {BASH_VERSION} cannot parse the string `{cmd.basename}` runs: {complaint.message}")
                 )
+            elif not (ctx.conditional or ctx.in_loop or ctx.function or ctx.from_eval) and "${" in text:
+                for start, end in bad_substitutions(text, units):
+                    self.script.runtime_failures.append(RuntimeFailure(
+                        span, f"in the string `{cmd.basename}` runs: " + bad_substitution_message(text[start:end], BASH_VERSION)))
         self.data = data
         self.fixed_span, self.shift = self.verbatim(words, text, span)
         if self.fixed_span is span and saved[1] is None:
