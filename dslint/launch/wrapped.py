@@ -39,9 +39,18 @@ def _number(word) -> tuple[int | None, str]:
     return None, ""
 
 
+def _wrapper_words(command) -> list:
+    """The wrappers around a command, and around the ``bash -c``/``eval`` that runs its string (``srun bash -c '...'``)."""
+    out = []
+    while command is not None:
+        out.extend(getattr(command, "wrappers", []))
+        command = getattr(command, "runner", None)
+    return out
+
+
 def wrapper_options(command, name: str) -> dict[str, tuple]:
     """Options of the ``srun`` (or ``mpirun``) among a command's wrappers: key -> (Word of the value, option text)."""
-    words = getattr(command, "wrappers", [])
+    words = _wrapper_words(command)
     start = next((k for k, w in enumerate(words) if os.path.basename(w.value or "") in name.split("|")), None)
     if start is None:
         return {}
@@ -131,7 +140,7 @@ def slurm_gpus(plan: LaunchPlan) -> Sourced | None:
 
 def apply_wrappers(plan: LaunchPlan, command) -> None:
     """Adjust the plan's world for ``srun``/``mpirun`` around the launch (see the module docstring)."""
-    names = {os.path.basename(w.value or "") for w in getattr(command, "wrappers", [])}
+    names = {os.path.basename(w.value or "") for w in _wrapper_words(command)}
     job = getattr(getattr(plan.origin, "script", None), "sbatch", None)
     if "srun" in names:
         tasks, runner = srun_tasks(command, job), "srun"
