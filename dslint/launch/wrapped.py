@@ -54,24 +54,30 @@ def wrapper_options(command, name: str) -> dict[str, tuple]:
     start = next((k for k, w in enumerate(words) if os.path.basename(w.value or "") in name.split("|")), None)
     if start is None:
         return {}
+    from dslint.documents.shell import split_word
+    from dslint.documents.shell.wrappers import SRUN_LONG_FLAGS, SRUN_SHORT_FLAGS
+
     out: dict[str, tuple] = {}
     k = start + 1
     while k < len(words):
         word = words[k]
         text = word.prefix
         if not text.startswith("-"):
+            if word.value is None and word.may_split and not text:
+                k += 1  # `${SRUN_ARGS}`: options only known at run time
+                continue
             break
         option, eq, _ = text.partition("=")
         key = OPTIONS.get(option) if name == "srun" else (option if option in _MPI_TOTAL else None)
-        if key is not None and eq:
-            from dslint.documents.shell import split_word
-
+        if eq:
             rest = split_word(word)
-            if rest is not None:
-                out[key] = (rest[1], text)
+            if key is not None and rest is not None:
+                out[key] = (rest[1], word.raw)
         elif key is not None and k + 1 < len(words):
             out[key] = (words[k + 1], f"{option} {words[k + 1].raw}")
             k += 1
+        elif name == "srun" and (option[2:] not in SRUN_LONG_FLAGS if option.startswith("--") else option[1:] not in SRUN_SHORT_FLAGS):
+            k += 1  # an option with a value dslint does not read (`-p PARTITION`)
         k += 1
     return out
 

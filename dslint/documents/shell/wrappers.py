@@ -140,9 +140,24 @@ def _peel_taskset(words: list[Word], j: int) -> Peeled | None:
     return Peeled(j + 1)  # + the mask or cpu list
 
 
+def _opaque_options(words: list[Word], j: int) -> bool:
+    """``srun ${SRUN_ARGS} python ...``: an unquoted expansion only known at run time, in the
+    options, with a launcher after it (which is what shows that the options go on)."""
+    from .launchers import is_launcher_name
+
+    word = words[j]
+    return (word.value is None and word.may_split and not word.prefix
+            and any(w.value is not None and is_launcher_name(os.path.basename(w.value)) for w in words[j + 1 :]))
+
+
 def _peel_srun(words: list[Word], j: int) -> Peeled:
     # an option's known start is enough: `--nodelist=$NODES`, `--nodes=$SLURM_NNODES`
-    while j < len(words) and words[j].prefix.startswith("-") and (words[j].value is not None or "=" in words[j].prefix):
+    while j < len(words) and (
+        words[j].prefix.startswith("-") and (words[j].value is not None or "=" in words[j].prefix) or _opaque_options(words, j)
+    ):
+        if not words[j].prefix:
+            j += 1
+            continue
         v = words[j].prefix
         j += 1
         if v == "--":
