@@ -317,7 +317,7 @@ def explain(paths, fmt, world_size, samples, params, device_memory, config_file,
             _fail(str(exc))
     if device_memory is not None:
         overrides.update(device_memory=_memory_size(device_memory), device_memory_origin=f"--device-memory {device_memory} on the command line")
-    options = options_from_settings(settings, cwd=Path.cwd(), **overrides)
+    options = options_from_settings(settings, cwd=Path.cwd(), versions=True, **overrides)
     try:
         result = Engine(settings).lint_paths(list(paths) or ["."])
     except PathError as exc:

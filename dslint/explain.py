@@ -330,6 +330,7 @@ class Explanation:
     program: Any = None  # who reads the launch's files, with its evidence (dslint.launch.consumer.Consumer)
     via: list[str] = field(default_factory=list)  # what runs the launch: wrappers, the string it is read from
     slurm: str | None = None  # the #SBATCH directives of the script
+    versions: list["PackageVersions"] = field(default_factory=list)
 
     def to_dict(self) -> dict:
         return {
@@ -353,7 +354,47 @@ class Explanation:
             "model": self.model.to_dict() if self.model else None,
             "memory": self.memory.to_dict() if self.memory else None,
             "notes": list(self.notes),
+            "versions": [v.to_dict() for v in self.versions],
         }
+
+
+@dataclass
+class PackageVersions:
+    """The versions of one package a launch may run with, and the evidence (dslint.versions)."""
+
+    candidates: Any  # dslint.versions.Candidates
+
+    def to_dict(self) -> dict:
+        from dslint.versions import display_path
+
+        found = self.candidates
+        evidence = found.evidence
+        pin = evidence.pins[0] if evidence is not None and evidence.pins else None
+        return {
+            "package": found.package,
+            "versions": list(found.versions),
+            "evidence": evidence.kind if evidence is not None else "none",
+            "source": found.why(),
+            "text": found.describe(),
+            "path": display_path(pin.path, found.root) if pin is not None else None,
+            "line": pin.line if pin is not None else None,
+        }
+
+
+def launch_packages(plan: LaunchPlan) -> list[str]:
+    """The packages whose versions decide how the launch runs."""
+    packages = []
+    if plan.deepspeed is not None or plan.consumer in ("deepspeed", "megatron"):
+        packages.append("deepspeed")
+    if plan.consumer in ("hf", "swift", "llamafactory", "accelerate"):
+        packages.append("transformers")
+    if plan.consumer == "accelerate" or plan.launcher == "accelerate" or plan.accelerate_config is not None:
+        packages.append("accelerate")
+    if plan.consumer in ("swift", "megatron") and (plan.launcher in ("swift", "megatron") or plan.consumer == "swift"):
+        packages.append("ms-swift")
+    if plan.consumer == "llamafactory":
+        packages.append("llamafactory")
+    return packages
 
 
 @dataclass(frozen=True)
@@ -367,6 +408,8 @@ class Options:
     hardware: str | None = None
     hardware_origin: str | None = None
     cwd: Path | None = None
+    settings: Any = field(default=None, compare=False)  # for the package versions (dslint.versions)
+    versions: bool = False  # resolve the package versions (dslint explain)
 
 
 def options_from_settings(settings, **overrides) -> Options:
@@ -379,6 +422,7 @@ def options_from_settings(settings, **overrides) -> Options:
         values.update(device_memory=device.value, device_memory_origin=device.origin)
     if getattr(settings, "hardware", None) is not None:
         values.update(hardware=settings.hardware.value, hardware_origin=settings.hardware.origin)
+    values["settings"] = settings
     values.update(overrides)
     return Options(**values)
 
@@ -519,7 +563,15 @@ class _Builder:
             consumer=plan.consumer, entry=plan.entry, nodes=nodes, procs_per_node=procs, world_size=world,
             parallel=parallel, batch=batch, steps=steps, precision=precision, zero=zero, model=model, memory=memory,
             notes=self.notes, plan=plan, program=plan.program, via=_via(plan), slurm=_slurm(plan),
+            versions=self.versions() if self.options.versions else [],
         )
+
+    def versions(self) -> list[PackageVersions]:
+        from dslint.versions import candidates
+
+        start = self.plan.origin.path if self.plan.origin is not None else None
+        return [PackageVersions(candidates(package, start, self.options.settings, self.plan.program))
+                for package in launch_packages(self.plan)]
 
     def _degree(self, names: tuple[str, ...], label: str, default_text: str) -> Value:
         arg = self.arg(*names)

@@ -1,41 +1,40 @@
-"""Which version of each training package a launch runs with, and where that came from.
+"""Which versions of each training package a launch may run with, the evidence, and verdicts over them.
 
-Nothing is imported. In order of precedence:
+Nothing is imported. The evidence, in order of precedence:
 
-1. ``<package>-version`` settings (``transformers-version = "4.45.2"``): they win.
+1. ``<package>-version`` settings (``transformers-version = "4.45.2"`` or a specifier): they win.
 2. With ``detect-installed-versions = true``, the distribution installed in the environment
    dslint runs in (``importlib.metadata``). Off by default: pre-commit and the GitHub action run
    dslint in an environment of their own.
-3. Pins in the repository, nearest folder first, from the linted file's folder up to the
-   repository root: ``requirements*.txt`` (and ``requirements/*.txt``), ``pyproject.toml``
-   (``[project]`` dependencies and optional dependencies, ``[tool.poetry.dependencies]``),
-   ``setup.py`` (``install_requires``/``extras_require`` literals, read with ``ast``),
-   ``setup.cfg`` (``install_requires``) and ``environment.yml`` (conda and pip entries).
+3. Pins in the repository (:mod:`dslint.pins`): the nearest folder, from the linted file's folder
+   up to the repository root (the folder holding ``.git``; without one, the nearest folder with a
+   ``pyproject.toml``, ``setup.py`` or ``setup.cfg``, else the folder dslint runs from), whose
+   files pin the package in any source.
+   In that folder a lock file's versions win, then exact pins (``==``, a git tag or an archive
+   name that names a release), then the ranges, all of which must hold. A git checkout of a
+   branch or commit, or a name without a version, says nothing about the version.
 
-A pin that is a range (``transformers>=4.41,<4.46``) gives its lowest allowed version as the one
-assumed, and keeps the upper bound so that rules can tell "every allowed version" from "some".
+The answer is a set of *candidates*: the releases dslint knows (schemas/releases.json, the range
+the shipped schemas describe) that the evidence allows. An exact pin gives one, a range those it
+allows, no evidence every known release. A rule asks :meth:`Candidates.judge` whether its finding
+holds in each candidate; a finding keeps its severity only when it holds in all of them, and is
+otherwise at most ``info``, naming the versions in which it fails (:class:`Verdict`). When nothing
+bounds the version, a spelling (an argument, key, choice or file form) that the newest known
+release accepts is taken as written for it, and older releases are not held against it.
 """
 
 from __future__ import annotations
 
-import ast
-import configparser
+import json
 import os
 import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Iterable
 
-#: package -> distribution names it is published under (the first is the canonical one).
-PACKAGES: dict[str, tuple[str, ...]] = {
-    "deepspeed": ("deepspeed",),
-    "transformers": ("transformers",),
-    "accelerate": ("accelerate",),
-    "trl": ("trl",),
-    "ms-swift": ("ms-swift",),
-    "llamafactory": ("llamafactory", "llmtuner"),
-}
+from dslint.pins import PACKAGES, Pin, pins_in
+
 #: package -> the Settings attribute of its ``<package>-version`` setting.
 SETTINGS = {
     "deepspeed": "deepspeed_version",
@@ -45,25 +44,21 @@ SETTINGS = {
     "ms-swift": "swift_version",
     "llamafactory": "llamafactory_version",
 }
-
-_REQ = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(\[[^\]]*\])?\s*(\(?\s*[<>=!~][^;#]*)?\s*(?:;.*)?$")
-_CLAUSE = re.compile(r"^\s*(===|==|~=|>=|<=|!=|>|<|\^|~|=)?\s*v?([0-9][0-9A-Za-z.*+!-]*)\s*$")
-
-
-def normalize(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
-
-
-_DIST_TO_PACKAGE = {normalize(d): pkg for pkg, dists in PACKAGES.items() for d in dists}
-_DIST_TO_PACKAGE["ms-swift"] = "ms-swift"
+LABEL = {"deepspeed": "DeepSpeed", "transformers": "transformers", "accelerate": "accelerate", "trl": "TRL",
+         "ms-swift": "ms-swift", "llamafactory": "LLaMA-Factory"}
 
 
 def parse_version(text: str | None) -> tuple[int, ...]:
     """``"4.45.2"`` -> (4, 45, 2); pre-release and local parts are dropped."""
     if not text:
         return ()
+    return _parse_version(str(text))
+
+
+@lru_cache(maxsize=4096)  # rules ask about the same few hundred release strings a hundred thousand times a run
+def _parse_version(text: str) -> tuple[int, ...]:
     parts = []
-    for piece in str(text).split("+")[0].split("."):
+    for piece in text.split("+")[0].split("."):
         match = re.match(r"\d+", piece)
         if match is None:
             break
@@ -76,277 +71,248 @@ def parse_version(text: str | None) -> tuple[int, ...]:
 def compare(a: str | tuple, b: str | tuple) -> int:
     ta = a if isinstance(a, tuple) else parse_version(a)
     tb = b if isinstance(b, tuple) else parse_version(b)
+    if len(ta) == len(tb):
+        return (ta > tb) - (ta < tb)
     n = max(len(ta), len(tb))
     ta, tb = ta + (0,) * (n - len(ta)), tb + (0,) * (n - len(tb))
     return (ta > tb) - (ta < tb)
 
 
-@dataclass(frozen=True)
-class VersionInfo:
-    """A package version and where it came from."""
+# --------------------------------------------------------------------------------------------
+# Version specifiers (PEP 440, poetry, conda)
+# --------------------------------------------------------------------------------------------
 
-    package: str
-    version: str  # the exact version, or the lowest a range allows
-    spec: str  # as written: "==4.45.2", ">=4.41,<4.46", "4.45.2"
-    origin: str  # "transformers-version in pyproject.toml", "requirements.txt:3", ...
-    kind: str  # "setting" | "installed" | "pin"
-    exact: bool = True
-    upper: str | None = None  # exclusive upper bound of a range
-    path: str | None = None
-    line: int | None = None
-
-    def describe(self) -> str:
-        if self.exact:
-            return f"{self.package} {self.version} ({self.origin})"
-        return f"{self.package} {self.spec} ({self.origin}; assuming {self.version}, the lowest it allows)"
+#: One clause: (operator, version, prefix) with operators ==, !=, >=, >, <=, <; ``prefix``
+#: makes == and != match every version that starts with ``version`` (``==4.45.*``).
+Clause = tuple[str, tuple[int, ...], bool]
+_CLAUSE = re.compile(r"^(===|==|~=|>=|<=|!=|>|<|\^|~|=)?v?([0-9][0-9A-Za-z.*+!-]*)$")
 
 
-def _spec_bounds(spec: str) -> tuple[str | None, bool, str | None]:
-    """(lowest version, exact, exclusive upper bound) of a version specifier."""
-    spec = spec.strip().strip("()").strip()
-    if not spec:
-        return None, False, None
-    lowest: str | None = None
-    upper: str | None = None
-    exact = False
-    for clause in re.split(r"\s*,\s*|\s+", spec):
-        if not clause:
+def parse_spec(spec: str, dialect: str = "pep440") -> tuple[Clause, ...] | None:
+    """The clauses of a specifier, or None when it cannot be read (then it says nothing)."""
+    spec = spec.strip().strip("()")
+    if not spec or "||" in spec or "|" in spec:
+        return None
+    clauses: list[Clause] = []
+    for text in re.split(r"[,\s]+", spec):
+        if not text:
             continue
-        match = _CLAUSE.match(clause)
+        match = _CLAUSE.match(text)
         if match is None:
+            return None
+        op, written = match.group(1) or ("==" if dialect == "poetry" else "=" if dialect == "conda" else ""), match.group(2)
+        if not op:
+            return None
+        prefix = written.endswith("*") or (op == "=" and dialect == "conda")
+        version = parse_version(written.rstrip(".*"))
+        if not version:
+            return None
+        if op in ("==", "===", "!="):
+            clauses.append(("!=" if op == "!=" else "==", version, prefix))
+        elif op == "=":  # conda: a prefix match
+            clauses.append(("==", version, True))
+        elif op in (">=", ">", "<=", "<"):
+            clauses.append((op, version, False))
+        elif op == "~=" and len(version) >= 2:
+            clauses += [(">=", version, False), ("==", version[:-1], True)]
+        elif op == "^":
+            head = next((i for i, n in enumerate(version) if n), len(version) - 1)
+            clauses += [(">=", version, False), ("<", version[:head] + (version[head] + 1,), False)]
+        elif op == "~":
+            bump = version[:2] if len(version) >= 2 else version[:1]
+            clauses += [(">=", version, False), ("<", bump[:-1] + (bump[-1] + 1,), False)]
+        else:
+            return None
+    return tuple(clauses) or None
+
+
+def allows(clauses: Iterable[Clause], version: str | tuple) -> bool:
+    v = version if isinstance(version, tuple) else parse_version(version)
+    for op, bound, prefix in clauses:
+        if prefix:
+            inside = (v + (0,) * len(bound))[: len(bound)] == bound
+            if inside != (op == "=="):
+                return False
             continue
-        op, ver = match.group(1) or "==", match.group(2)
-        if op in ("==", "===", "=") and "*" not in ver:
-            return ver, True, None
-        if op in ("==", "=") and "*" in ver:
-            base = ver.replace(".*", "").rstrip(".*")
-            lowest = base
-            nums = parse_version(base)
-            if nums:
-                upper = ".".join(map(str, nums[:-1] + (nums[-1] + 1,)))
-        elif op in (">=", ">", "~=", "^", "~"):
-            if lowest is None or compare(ver, lowest) > 0:
-                lowest = ver
-            if op in ("~=", "^", "~"):
-                nums = parse_version(ver)
-                if op == "^" and nums:
-                    head = next((i for i, n in enumerate(nums) if n), len(nums) - 1)
-                    bump = nums[: head] + (nums[head] + 1,)
-                else:
-                    bump = nums[:-2] + (nums[-2] + 1,) if len(nums) >= 2 else (nums[0] + 1,)
-                upper = ".".join(map(str, bump))
-        elif op in ("<", "<="):
-            upper = ver if op == "<" else _next_patch(ver)
-    return lowest, exact, upper
+        order = compare(v, bound)
+        if not {"==": order == 0, "!=": order != 0, ">=": order >= 0, ">": order > 0, "<=": order <= 0,
+                "<": order < 0}[op]:
+            return False
+    return True
 
 
-def _next_patch(ver: str) -> str:
-    nums = parse_version(ver) or (0,)
-    return ".".join(map(str, nums[:-1] + (nums[-1] + 1,)))
+def exact_of(clauses: Iterable[Clause]) -> str | None:
+    for op, version, prefix in clauses:
+        if op == "==" and not prefix:
+            return ".".join(map(str, version))
+    return None
+
+
+def lowest_of(clauses: Iterable[Clause]) -> str | None:
+    lows = [version for op, version, prefix in clauses if op in (">=", ">") or (op == "==" and prefix)]
+    return ".".join(map(str, max(lows))) if lows else None
 
 
 # --------------------------------------------------------------------------------------------
-# Pins in repository files
+# Known releases
+# --------------------------------------------------------------------------------------------
+
+
+@lru_cache(maxsize=None)
+def known_releases(package: str) -> tuple[str, ...]:
+    """The releases of ``package`` dslint knows, oldest first (schemas/releases.json)."""
+    from dslint.schemas import data_path
+
+    path = data_path("releases.json")
+    if path is None:
+        return ()
+    data = json.loads(path.read_text(encoding="utf-8"))
+    return tuple(sorted(data.get("packages", {}).get(package, []), key=parse_version))
+
+
+# --------------------------------------------------------------------------------------------
+# Evidence
 # --------------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
-class _Pin:
+class Evidence:
+    """What says which versions of a package a launch runs with.
+
+    ``kind``: ``setting``, ``installed``, ``lock``, ``pin`` (exact pins), ``range``, ``git``
+    (a checkout whose ref names no release: any version) or ``program`` (what the launch's
+    program imports bounds it, where nothing pins it).
+    """
+
     package: str
-    spec: str
-    path: str
-    line: int | None
+    kind: str
+    exact: tuple[str, ...] = ()  # the versions of setting/installed/lock/pin evidence
+    clauses: tuple[Clause, ...] = ()  # every range clause that must hold (kind "range")
+    pins: tuple[Pin, ...] = ()
+    setting: str = ""  # "transformers-version in pyproject.toml" for settings, the environment for installed
+    written: str = ""  # the setting's value
+
+    def sources(self, root: Path | None = None) -> str:
+        """``transformers==4.45.2 in requirements.txt:3`` (up to three pins)."""
+        if self.kind == "setting":
+            return f"{self.written} from {self.setting}"
+        if self.kind == "installed":
+            return f"{PACKAGES[self.package][0]} {self.exact[0]} installed where dslint runs (detect-installed-versions)"
+        if self.kind == "program":
+            return f"{PACKAGES[self.package][0]}{self.written}, as the program {self.setting}"
+        shown = []
+        for pin in self.pins[:3]:
+            where = display_path(pin.path, root) + (f":{pin.line}" if pin.line else "")
+            via = f", {pin.via}" if pin.via else ""
+            note = ""
+            if pin.kind == "git":
+                note = f"; the ref {pin.ref} names release {pin.release}" if pin.release else \
+                    (f"; the ref {pin.ref} names no release" if pin.ref else "; no ref: the default branch")
+            shown.append(f"{pin.written} in {where}{via}{note}")
+        more = f" and {len(self.pins) - 3} more" if len(self.pins) > 3 else ""
+        return " and ".join(shown) + more
 
 
-def _requirement(text: str) -> tuple[str, str] | None:
-    text = text.split("#", 1)[0].strip()
-    if not text or text.startswith(("-", "git+", "http:", "https:", "file:")):
-        return None
-    if " @ " in text:
-        return None
-    match = _REQ.match(text)
-    if match is None:
-        return None
-    package = _DIST_TO_PACKAGE.get(normalize(match.group(1)))
-    if package is None:
-        return None
-    return package, (match.group(3) or "").strip()
-
-
-def _line_of(text: str, needle: str) -> int | None:
-    index = text.find(needle)
-    return text.count("\n", 0, index) + 1 if index >= 0 else None
-
-
-def _pins_requirements(path: Path, text: str) -> list[_Pin]:
-    pins = []
-    for number, line in enumerate(text.splitlines(), 1):
-        found = _requirement(line)
-        if found:
-            pins.append(_Pin(found[0], found[1], str(path), number))
-    return pins
-
-
-def _pins_from_strings(path: Path, text: str, items: list[Any]) -> list[_Pin]:
-    pins = []
-    for item in items:
-        if isinstance(item, str):
-            found = _requirement(item)
-            if found:
-                pins.append(_Pin(found[0], found[1], str(path), _line_of(text, item)))
-    return pins
-
-
-def _pins_pyproject(path: Path, text: str) -> list[_Pin]:
-    import tomllib
-
+def display_path(path: str, root: Path | None) -> str:
+    """``path`` relative to ``root`` (or the working directory), as messages show it."""
     try:
-        data = tomllib.loads(text)
-    except (tomllib.TOMLDecodeError, ValueError):
-        return []
-    items: list[Any] = []
-    project = data.get("project", {}) if isinstance(data.get("project"), dict) else {}
-    items += project.get("dependencies", []) or []
-    optional = project.get("optional-dependencies", {}) or {}
-    if isinstance(optional, dict):
-        for group in optional.values():
-            items += group if isinstance(group, list) else []
-    pins = _pins_from_strings(path, text, items)
-    poetry = data.get("tool", {}).get("poetry", {}) if isinstance(data.get("tool"), dict) else {}
-    for table in (poetry.get("dependencies", {}), *(g.get("dependencies", {}) for g in (poetry.get("group", {}) or {}).values() if isinstance(g, dict))):
-        if not isinstance(table, dict):
-            continue
-        for name, value in table.items():
-            package = _DIST_TO_PACKAGE.get(normalize(name))
-            spec = value.get("version") if isinstance(value, dict) else value
-            if package and isinstance(spec, str):
-                pins.append(_Pin(package, spec if spec != "*" else "", str(path), _line_of(text, name)))
-    return pins
+        return os.path.relpath(path, root or Path.cwd())
+    except ValueError:
+        return path
 
 
-def _pins_setup_py(path: Path, text: str) -> list[_Pin]:
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError):
-        return []
-    pins = []
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.keyword) or node.arg not in ("install_requires", "extras_require"):
-            continue
-        for const in ast.walk(node.value):
-            if isinstance(const, ast.Constant) and isinstance(const.value, str):
-                found = _requirement(const.value)
-                if found:
-                    pins.append(_Pin(found[0], found[1], str(path), const.lineno))
-    return pins
+def _says_something(pin: Pin) -> bool:
+    return pin.kind in ("lock", "git", "file") or bool(pin.spec)
 
 
-def _pins_setup_cfg(path: Path, text: str) -> list[_Pin]:
-    parser = configparser.ConfigParser()
-    try:
-        parser.read_string(text)
-    except configparser.Error:
-        return []
-    items: list[str] = []
-    if parser.has_option("options", "install_requires"):
-        items += parser.get("options", "install_requires").splitlines()
-    if parser.has_section("options.extras_require"):
-        for _, value in parser.items("options.extras_require"):
-            items += value.splitlines()
-    return _pins_from_strings(path, text, [i.strip() for i in items if i.strip()])
-
-
-def _pins_environment(path: Path, text: str) -> list[_Pin]:
-    import yaml
-
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError:
-        return []
-    if not isinstance(data, dict):
-        return []
-    pins = []
-    for dep in data.get("dependencies", []) or []:
-        if isinstance(dep, str):
-            conda = re.match(r"^\s*(?:[\w-]+::)?([A-Za-z0-9._-]+)\s*(?:=\s*([0-9][\w.*]*))?", dep)
-            if conda is None:
+def _folder_evidence(package: str, pins: list[Pin]) -> Evidence | None:
+    locks = [p for p in pins if p.kind == "lock"]
+    if locks:
+        return Evidence(package, "lock", _unique(p.release for p in locks), pins=tuple(locks))
+    exact: list[tuple[str, Pin]] = []
+    ranges: list[tuple[tuple[Clause, ...], Pin]] = []
+    gits: list[Pin] = []
+    for pin in pins:
+        if pin.release:
+            exact.append((pin.release, pin))
+        elif pin.kind == "git":
+            gits.append(pin)
+        elif pin.kind == "spec":
+            clauses = parse_spec(pin.spec, pin.dialect)
+            if clauses is None:
                 continue
-            package = _DIST_TO_PACKAGE.get(normalize(conda.group(1)))
-            rest = dep[conda.end():].strip()
-            spec = f"=={conda.group(2)}" if conda.group(2) else rest
-            if package:
-                pins.append(_Pin(package, spec, str(path), _line_of(text, dep)))
-        elif isinstance(dep, dict):
-            pins += _pins_from_strings(path, text, [p for p in dep.get("pip", []) or [] if isinstance(p, str)])
-    return pins
+            version = exact_of(clauses)
+            if version is not None:
+                exact.append((version, pin))
+            else:
+                ranges.append((clauses, pin))
+    if exact:
+        return Evidence(package, "pin", _unique(v for v, _ in exact), pins=tuple(p for _, p in exact))
+    if ranges:
+        clauses = tuple(c for found, _ in ranges for c in found)
+        return Evidence(package, "range", clauses=clauses, pins=tuple(p for _, p in ranges) + tuple(gits))
+    if gits:
+        return Evidence(package, "git", pins=tuple(gits))
+    return None
 
 
-_READERS = (
-    (re.compile(r"^requirements.*\.(txt|in)$"), _pins_requirements),
-    (re.compile(r"^pyproject\.toml$"), _pins_pyproject),
-    (re.compile(r"^setup\.py$"), _pins_setup_py),
-    (re.compile(r"^setup\.cfg$"), _pins_setup_cfg),
-    (re.compile(r"^environment.*\.ya?ml$"), _pins_environment),
-)
-
-
-@lru_cache(maxsize=1024)
-def _pins_in(directory: str) -> tuple[_Pin, ...]:
-    try:
-        names = sorted(os.listdir(directory))
-    except OSError:
-        return ()
-    files: list[Path] = []
-    for name in names:
-        if any(pattern.match(name) for pattern, _ in _READERS):
-            files.append(Path(directory, name))
-    sub = Path(directory, "requirements")
-    if sub.is_dir():
-        files += sorted(p for p in sub.glob("*.txt"))
-    pins: list[_Pin] = []
-    for path in files:
-        reader = next((r for pattern, r in _READERS if pattern.match(path.name)), _pins_requirements)
-        try:
-            if path.stat().st_size > 1_000_000:
-                continue
-            text = path.read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            continue
-        pins += reader(path, text)
-    return tuple(pins)
+def _unique(values: Iterable[str | None]) -> tuple[str, ...]:
+    return tuple(sorted({v for v in values if v}, key=parse_version))
 
 
 @lru_cache(maxsize=4096)  # asked for every folder above every file: once per folder is enough
-def _is_root(directory: Path) -> bool:
-    """The repository (or project) root: pins above it belong to something else."""
-    return any((directory / marker).exists() for marker in (".git", "pyproject.toml", "setup.py", "setup.cfg"))
+def search_root(directory: str, run_root: str | None = None) -> str:
+    """Where the search for pins stops: the repository root (the folder holding ``.git``); without
+    one, the nearest project root (``pyproject.toml``, ``setup.py``, ``setup.cfg``); without one,
+    the folder dslint runs from (its configuration's folder or the working directory) when
+    ``directory`` is inside it, else ``directory`` itself."""
+    found = _repository_root(directory)
+    if found is not None:
+        return found
+    here = directory
+    while True:
+        if any(os.path.exists(os.path.join(here, m)) for m in ("pyproject.toml", "setup.py", "setup.cfg")):
+            return here
+        parent = os.path.dirname(here)
+        if parent == here:
+            break
+        here = parent
+    if run_root is not None and (directory == run_root or directory.startswith(run_root.rstrip(os.sep) + os.sep)):
+        return run_root
+    return directory
 
 
-def repository_pins(start: str | Path, package: str) -> list[_Pin]:
-    """Pins of ``package`` in the nearest folder (from ``start`` upward) that pins it."""
-    return list(_repository_pins(os.path.abspath(start), package))  # absolute: a relative path depends on the cwd
-
-
-@lru_cache(maxsize=4096)  # every rule asks, for every file: once per (file, package)
-def _repository_pins(start: str, package: str) -> tuple[_Pin, ...]:
-    directory = Path(start).resolve()
-    if directory.is_file() or not directory.exists():
-        directory = directory.parent
-    return _folder_pins(str(directory), package)
-
-
-@lru_cache(maxsize=4096)  # files of one folder, and folders of one repository, share the walk up
-def _folder_pins(directory: str, package: str) -> tuple[_Pin, ...]:
-    pins = tuple(p for p in _pins_in(directory) if p.package == package)
-    if pins or _is_root(Path(directory)):
-        return pins
+@lru_cache(maxsize=4096)
+def _repository_root(directory: str) -> str | None:
+    if os.path.exists(os.path.join(directory, ".git")):
+        return directory
     parent = os.path.dirname(directory)
-    return () if parent == directory else _folder_pins(parent, package)
+    return None if parent == directory else _repository_root(parent)
 
 
-# --------------------------------------------------------------------------------------------
-# The answer
-# --------------------------------------------------------------------------------------------
+def _start_folder(start: str | Path) -> str:
+    return _folder_of(os.path.abspath(start))  # absolute: a relative path depends on the cwd
+
+
+@lru_cache(maxsize=8192)  # asked by every rule for every file
+def _folder_of(path: str) -> str:
+    return path if os.path.isdir(path) else os.path.dirname(path)
+
+
+@lru_cache(maxsize=4096)  # every rule asks, for every file: once per (folder, package)
+def repository_evidence(directory: str, package: str, run_root: str | None = None) -> Evidence | None:
+    """The evidence of the nearest folder from ``directory`` up to the search root that pins ``package``."""
+    stop = search_root(directory, run_root)
+    here = directory
+    while True:
+        pins = [p for p in pins_in(here, package) if _says_something(p)]
+        found = _folder_evidence(package, pins) if pins else None
+        if found is not None:
+            return found
+        parent = os.path.dirname(here)
+        if here == stop or parent == here or not here.startswith(stop):
+            return None
+        here = parent
 
 
 def installed(package: str) -> str | None:
@@ -360,49 +326,229 @@ def installed(package: str) -> str | None:
     return None
 
 
-def _display(path: str, root: Path | None) -> str:
-    try:
-        return os.path.relpath(path, root or Path.cwd())
-    except ValueError:
-        return path
-
-
-def version_of(package: str, start: str | Path | None, settings: Any = None) -> VersionInfo | None:
-    """The version of ``package`` for a file at ``start``, or None when nothing says."""
+def evidence(package: str, start: str | Path | None, settings: Any = None) -> Evidence | None:
+    """What says which versions of ``package`` a file at ``start`` runs with; None when nothing does."""
     setting = getattr(settings, SETTINGS[package], None) if settings is not None else None
     if setting is not None and getattr(setting, "value", None):
-        value = str(setting.value)
-        lowest, exact, upper = _spec_bounds(value) if re.match(r"^\s*[<>=!~^]", value) else (value, True, None)
-        return VersionInfo(package, lowest or value, value, setting.origin, "setting", exact, upper)
-    if settings is not None and getattr(settings, "detect_installed_versions", None) is not None \
-            and getattr(settings.detect_installed_versions, "value", False):
+        value = str(setting.value).strip()
+        clauses = parse_spec(value if re.match(r"^[<>=!~^]", value) else f"=={value}")
+        exact = exact_of(clauses or ())
+        if exact is not None or not clauses:
+            return Evidence(package, "setting", (exact or value,), setting=setting.origin, written=value)
+        return Evidence(package, "setting", clauses=clauses, setting=setting.origin, written=value)
+    detect = getattr(settings, "detect_installed_versions", None) if settings is not None else None
+    if detect is not None and getattr(detect, "value", False):
         found = installed(package)
         if found:
-            return VersionInfo(package, found, found, "installed in the environment dslint runs in (detect-installed-versions)",
-                               "installed")
+            return Evidence(package, "installed", (found,))
     if start is None:
         return None
-    pins = repository_pins(start, package)
     root = getattr(settings, "root", None)
-    best: VersionInfo | None = None
-    for pin in pins:
-        lowest, exact, upper = _spec_bounds(pin.spec)
-        where = _display(pin.path, root) + (f":{pin.line}" if pin.line else "")
-        shown = f"{PACKAGES[package][0]}{pin.spec}" if pin.spec else PACKAGES[package][0]
-        if lowest is None and upper is None:
-            continue  # unpinned: says nothing about the version
-        info = VersionInfo(package, lowest or "0", pin.spec, f"{shown} in {where}", "pin", exact, upper, pin.path, pin.line)
-        if best is None or (info.exact and not best.exact):
-            best = info
-    return best
+    return repository_evidence(_start_folder(start), package, os.path.abspath(root) if root is not None else None)
+
+
+# --------------------------------------------------------------------------------------------
+# Candidates and verdicts
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Candidates:
+    """The versions of a package a launch may run with: what a version-dependent rule judges."""
+
+    package: str
+    versions: tuple[str, ...]  # oldest first
+    evidence: Evidence | None
+    root: Path | None = None  # paths in messages are relative to it
+
+    @property
+    def label(self) -> str:
+        return LABEL[self.package]
+
+    @property
+    def newest(self) -> str:
+        return self.versions[-1]
+
+    @property
+    def exact(self) -> bool:
+        """One version, named by the evidence."""
+        return self.evidence is not None and len(self.versions) == 1 and bool(self.evidence.exact)
+
+    def why(self) -> str:
+        """The evidence in a few words: ``nothing pins transformers``, ``deepspeed==0.15.4 in Dockerfile:12``."""
+        name = PACKAGES[self.package][0]
+        if self.evidence is None:
+            return f"nothing pins {name}"
+        if self.evidence.kind == "git":
+            return f"{self.evidence.sources(self.root)}: version unknown"
+        return self.evidence.sources(self.root)
+
+    def describe(self) -> str:
+        """One line for `dslint explain` and a finding's related notes."""
+        known = known_releases(self.package)
+        span = f"{known[0]}–{known[-1]}" if known else "none"
+        if self.evidence is None:
+            return f"{self.label}: unknown (nothing pins it): judged against every known version ({span})"
+        if self.evidence.kind == "git":
+            return f"{self.label}: unknown ({self.why()}): judged against every known version ({span})"
+        if self.evidence.exact:
+            versions = " or ".join(self.versions)
+            return f"{self.label} {versions} ({self.why()})"
+        allowed = f"{self.versions[0]}–{self.versions[-1]}" if len(self.versions) > 1 else self.versions[0]
+        return f"{self.label} {allowed} ({self.why()}; the known releases it allows)"
+
+    def judge(self, fails: Callable[[str], bool | None], spelling: bool = False) -> "Verdict":
+        """Ask ``fails(version)`` for each candidate: True (fails), False (does not) or None (dslint cannot tell).
+
+        ``spelling``: the finding is about a name, key, choice or file form that newer releases
+        accept and older ones do not. When nothing bounds the version and the newest known
+        release accepts it, it was written for a current release: nothing is reported.
+        """
+        failing, unsure = [], []
+        for version in self.versions:
+            outcome = fails(version)
+            if outcome:
+                failing.append(version)
+            elif outcome is None:
+                unsure.append(version)
+        if spelling and self.unbounded and self.newest not in failing + unsure:
+            return Verdict(self, (), ())
+        if not failing:
+            return Verdict(self, (), ())  # dslint cannot tell anywhere: nothing to report
+        return Verdict(self, tuple(failing), tuple(unsure))
+
+    @property
+    def unbounded(self) -> bool:
+        """Nothing bounds the version: no evidence, or a git checkout of a branch or commit."""
+        return self.evidence is None or self.evidence.kind == "git"
+
+    def where(self, predicate: Callable[[str], bool]) -> tuple[str, ...]:
+        return tuple(v for v in self.versions if predicate(v))
+
+    def spans(self, selected: Iterable[str]) -> str:
+        """``≥ 5.0.0``, ``< 0.17.1``, ``4.46.0–4.57.6, 5.23.0``: ``selected`` candidates in few words."""
+        chosen = set(selected)
+        known = known_releases(self.package)
+        runs: list[tuple[int, int]] = []
+        for index, version in enumerate(self.versions):
+            if version in chosen:
+                if runs and runs[-1][1] == index - 1:
+                    runs[-1] = (runs[-1][0], index)
+                else:
+                    runs.append((index, index))
+        parts = []
+        last = len(self.versions) - 1
+        for first, end in runs:
+            low, high = self.versions[first], self.versions[end]
+            if end == last and known and high == known[-1] and first != end:
+                parts.append(f"≥ {low}")
+            elif first == 0 and known and low == known[0] and end < last:
+                parts.append(f"< {self.versions[end + 1]}")
+            else:
+                parts.append(low if first == end else f"{low}–{high}")
+        return ", ".join(parts)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """Where a version-dependent finding holds among the candidates."""
+
+    candidates: Candidates
+    failing: tuple[str, ...]
+    unsure: tuple[str, ...] = ()
+
+    @property
+    def anywhere(self) -> bool:
+        """Some candidate fails for certain: where dslint cannot tell and none fails, it says nothing."""
+        return bool(self.failing)
+
+    @property
+    def everywhere(self) -> bool:
+        return len(self.failing) == len(self.candidates.versions)
+
+    @property
+    def pinned(self) -> bool:
+        """The evidence bounds the versions (a setting, the installed package, a pin or a range)."""
+        return not self.candidates.unbounded
+
+    def severity(self, unpinned=None):
+        """The finding's severity: None (the rule's) when it holds in every candidate, else info.
+
+        ``unpinned``: the most a finding may be when it holds in every known version but nothing
+        bounds the version (a newer release may have what no known one has: new arguments).
+        """
+        from dslint.diagnostics import Severity
+
+        if not self.everywhere:
+            return Severity.INFO
+        return unpinned if unpinned is not None and not self.pinned else None
+
+    def where(self) -> str:
+        """The versions it fails in: ``transformers 4.51.3``, ``transformers ≥ 5.0.0``, ``DeepSpeed (every version dslint knows)``."""
+        found = self.candidates
+        label = found.label
+        if self.everywhere:
+            if len(found.versions) == 1:
+                return f"{label} {found.versions[0]}"
+            if found.evidence is None or found.evidence.kind == "git":
+                return f"any {label} version dslint knows ({found.versions[0]}–{found.versions[-1]})"
+            return f"{label} {found.versions[0]}–{found.versions[-1]}"
+        if self.failing and self.unsure:
+            return f"{label} {found.spans(self.failing)}, maybe {found.spans(self.unsure)}"
+        if self.failing:
+            return f"{label} {found.spans(self.failing)}"
+        return f"{label} {found.spans(self.unsure)}"
+
+    def note(self) -> str:
+        """What a finding that does not hold everywhere adds: ``fails on transformers ≥ 5.0.0; nothing pins transformers``."""
+        if self.everywhere:
+            return ""
+        return f"{'fails' if self.failing else 'may fail'} on {self.where()}; {self.candidates.why()}"
+
+    def qualify(self, message: str) -> str:
+        note = self.note()
+        return f"{message} ({note})" if note else message
+
+
+def candidates(package: str, start: str | Path | None, settings: Any = None, program: Any = None) -> Candidates:
+    """The known releases of ``package`` that the evidence for a file at ``start`` allows.
+
+    ``program``: the launch's Consumer (dslint.launch.consumer). Where nothing pins the package,
+    what its program uses bounds it (``from swift.llm import SftArguments`` is ms-swift 2.x's).
+    """
+    found = evidence(package, start, settings)
+    hint = getattr(program, "version_hints", {}).get(package) if program is not None else None
+    if hint is not None and (found is None or found.kind == "git"):
+        spec, proof = hint
+        found = Evidence(package, "program", clauses=parse_spec(spec) or (), setting=proof.describe(), written=spec)
+    root = getattr(settings, "root", None)
+    return _candidates(package, found, root)
+
+
+@lru_cache(maxsize=4096)
+def _candidates(package: str, found: Evidence | None, root: Path | None) -> Candidates:
+    known = known_releases(package)
+    if found is None or found.kind == "git":
+        return Candidates(package, known, found, root)
+    if found.exact:
+        return Candidates(package, found.exact, found, root)
+    inside = tuple(v for v in known if allows(found.clauses, v))
+    if not inside:  # a range outside what dslint knows: its lowest version, or the oldest known
+        lowest = lowest_of(found.clauses)
+        inside = (lowest,) if lowest else known[:1]
+    return Candidates(package, inside, found, root)
 
 
 def clear_cache() -> None:
-    _pins_in.cache_clear()
-    _is_root.cache_clear()
-    _repository_pins.cache_clear()
-    _folder_pins.cache_clear()
+    from dslint import pins
+
+    pins.clear_cache()
+    search_root.cache_clear()
+    _repository_root.cache_clear()
+    _folder_of.cache_clear()
+    repository_evidence.cache_clear()
+    _candidates.cache_clear()
 
 
-__all__ = ["PACKAGES", "SETTINGS", "VersionInfo", "compare", "installed", "parse_version", "repository_pins",
-           "version_of"]
+__all__ = ["LABEL", "PACKAGES", "SETTINGS", "Candidates", "Evidence", "Verdict", "allows", "candidates", "compare",
+           "evidence", "installed", "known_releases", "parse_spec", "parse_version"]

@@ -4,7 +4,8 @@
 - ``render``: writes a case as strict JSON or as hjson (comments, trailing commas, unquoted keys,
   quoteless values, newline separators), the syntaxes DeepSpeed's loader accepts and `json` does not;
 - ``Verdicts``: the agreement bookkeeping: every case's dslint verdict and oracle verdict, the
-  deliberate differences (each with its reason), and the table printed at the end of the run.
+  deliberate differences (each with its reason), and the table printed at the end of the run;
+- ``judged_as_installed``: settings that tell dslint which DeepSpeed it is compared with.
 """
 
 from __future__ import annotations
@@ -227,3 +228,23 @@ class Verdicts:
             count = sum(1 for r in self.records if r.deliberate == name)
             lines.append(f"  deliberate {name} ({count} cases; documented in {known.doc}): {known.reason}")
         return "\n".join(lines)
+
+
+def judged_as_installed(settings):
+    """``settings`` with ``deepspeed-version`` = the installed DeepSpeed, the oracle dslint is compared with.
+
+    Without it dslint judges every DeepSpeed release it knows, and a finding that only newer
+    releases raise is info: the oracle runs one release, so dslint must be told which.
+    """
+    from importlib import metadata
+
+    from dslint.config import Setting
+
+    try:
+        version = metadata.version("deepspeed")
+    except metadata.PackageNotFoundError:
+        from dslint.versions import known_releases
+
+        version = known_releases("deepspeed")[-1]
+    settings.deepspeed_version = Setting(version, "the installed deepspeed (the oracle)")
+    return settings

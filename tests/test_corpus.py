@@ -48,17 +48,20 @@ TEMPLATES = [
     "deepspeedai__Megatron-DeepSpeed/examples_deepspeed/sequence_parallel/ds_config_gpt_TEMPLATE.json",
 ]
 
-# Checked by hand: `compile` is a strict section in DeepSpeed 0.19.8 (CompileConfig, extra="forbid";
-# deepspeed/compile/config.py), and axolotl's `"disable"` and `"backend"` are not among its fields.
+# Version-dependent, and the corpus pins no DeepSpeed: these are info that names the releases that
+# fail, no longer errors (dslint/versions.py judges every release it knows, 0.14.0-0.19.8).
+# Checked by hand: `compile` is strict in DeepSpeed 0.13.2-0.14.3 and again from 0.16.6 (CompileConfig,
+# extra="forbid"; deepspeed/compile/config.py), and not read in 0.14.4-0.16.5; axolotl's `"disable"`
+# and `"backend"` are not among its fields.
 DS201_PATHS = [
     "axolotl-ai-cloud__axolotl/deepspeed_configs/zero1_torch_compile.json",
     "axolotl-ai-cloud__axolotl/deepspeed_configs/zero2_torch_compile.json",
 ]
 
-# Checked by hand against DeepSpeed 0.19.8 (the default deepspeed-version): config.py raises
-# DeepSpeedConfigError for any presence of the removed top-level keys these files carry (amp,
-# compression_training, curriculum_learning, eigenvalue, quantize_training, progressive_layer_drop,
-# sparse_attention).
+# Checked by hand against DeepSpeed 0.19.8: config.py raises DeepSpeedConfigError for any presence of
+# the removed top-level keys these files carry (amp, compression_training, curriculum_learning,
+# eigenvalue, quantize_training, progressive_layer_drop, sparse_attention); releases before 0.19.7
+# (0.19.8 for most of them) still run those features, so without a pin these are info.
 DS203_PATHS = [
     "OpenGVLab__InternVL/segmentation/zero_configs/adam_zero1_amp.json",
     "bigscience-workshop__Megatron-DeepSpeed/examples/curriculum_learning/ds_config_cl.json",
@@ -94,6 +97,8 @@ DS203_PATHS = [
 
 # Checked by hand: the same templates' quoteless placeholders where DeepSpeed expects a boolean or an
 # integer (`"enabled": CONFIG_FP16_ENABLED`, `"autotp_size": ${autotp_size}`) are strings to hjson.
+# Info without a pin: fp16/bf16 are validated (pydantic) only since DeepSpeed 0.17.1, before which
+# get_scalar_param took the string as it is (truthy), and tensor_parallel.autotp_size is newer still.
 DS210_PATHS = [
     "deepspeedai__DeepSpeedExamples/compression/bert/config/ds_config_TEMPLATE.json",
     "deepspeedai__DeepSpeedExamples/compression/bert/config/ds_config_structural_pruning_TEMPLATE.json",
@@ -139,7 +144,8 @@ DS230_PATHS: list[str] = []
 # (OneBitAdam/ZeroOneAdam/OneBitLamb in DeepSpeedExamples and InternVL) raise only when DeepSpeed
 # builds the optimizer from the config (engine.py:2016-2019, 2481-2484); Megatron-DeepSpeed always
 # passes its own optimizer (megatron/training.py setup_model_and_optimizer), so without a launch
-# DS237/DS238 are warnings. They become errors once a deepspeed or HF launch reaches the config.
+# DS237/DS238 are warnings. They become errors once a deepspeed or HF launch reaches the config (for
+# DS238, and a pin that rules out the releases before 0.19.7: with nothing pinned it is info).
 DS237_PATHS: list[str] = []
 DS238_PATHS: list[str] = []
 
@@ -196,11 +202,20 @@ DS601_SCRIPTS = ["Ascend__MindSpeed-LLM/tests/pipeline/legacy/mixtral/mixtral_mc
 # Checked by hand: CRLF line endings (`file` says so); bash keeps each `\r` in the last word of a line.
 DS604_SCRIPTS = ["deepspeedai__DeepSpeedExamples/training/gan/gan_deepspeed_run.sh"]
 
+# Checked by hand: run.sh launches run_glue.py (HF Trainer's GLUE example) with `--deepspeed test.json`;
+# test.json has no batch key, HF fills only "auto" values, and DeepSpeedConfig asserts "Either
+# train_batch_size or train_micro_batch_size_per_gpu needs to be provided".
+DS101_PATHS = ["deepspeedai__DeepSpeedExamples/training/MoQ/test.json"]
+
+# Checked by hand: the example leaves `--num_labels '<num-labels>'` for the user to fill in; ms-swift 3.x
+# and 4.x parse num_labels as Optional[int] and argparse exits with "invalid int value" (ms-swift 2.x
+# has no --num_labels at all and stops on the leftover argument).
+DS702_SCRIPTS = ["modelscope__ms-swift/examples/train/seq_cls/multi_label/sft.sh"]
+
 TRUE_ERRORS = (
     {("DS102", path) for path in TEMPLATES}
-    | {("DS201", path) for path in DS201_PATHS}
-    | {("DS203", path) for path in DS203_PATHS}
-    | {("DS210", path) for path in DS210_PATHS}
+    | {("DS101", path) for path in DS101_PATHS}
+    | {("DS702", path) for path in DS702_SCRIPTS}
     | {("DS212", path) for path in DS212_PATHS}
     | {("DS230", path) for path in DS230_PATHS}
     | {("DS237", path) for path in DS237_PATHS}
@@ -209,6 +224,13 @@ TRUE_ERRORS = (
     | {("DS603", path) for path in DS603_SCRIPTS}
     | {("DS601", path) for path in DS601_SCRIPTS}
     | {("DS604", path) for path in DS604_SCRIPTS}
+)
+
+# True on some DeepSpeed releases and not on others, with nothing pinned: info naming the releases.
+VERSION_DEPENDENT = (
+    {("DS201", path) for path in DS201_PATHS}
+    | {("DS203", path) for path in DS203_PATHS}
+    | {("DS210", path) for path in DS210_PATHS}
 )
 
 MANIFEST_KINDS = {"ds_json": "deepspeed-json", "train_yaml": "training-yaml", "accelerate_yaml": "accelerate-yaml", "launch_sh": "launch-script"}
@@ -244,6 +266,16 @@ def test_every_error_is_a_checked_true_error(corpus_run):
     )
     # The templates are still recognised: DS102 on each placeholder.
     assert {path for code, path in errors if code == "DS102"} == set(TEMPLATES)
+
+
+def test_version_dependent_findings_name_the_releases_and_stay_info(corpus_run):
+    """The corpus pins no DeepSpeed: a finding true only on some releases is info that says which."""
+    _, _, result = corpus_run
+    found = {(d.code, d.path): d for d in result.diagnostics if (d.code, d.path) in VERSION_DEPENDENT}
+    assert set(found) == VERSION_DEPENDENT
+    for diagnostic in found.values():
+        assert diagnostic.severity.label == "info", diagnostic.message
+        assert "fails on DeepSpeed" in diagnostic.message and "nothing pins deepspeed" in diagnostic.message
 
 
 def test_files_are_classified_as_the_manifest_says(corpus_run):

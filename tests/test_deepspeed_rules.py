@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from dslint.config import Settings
+from dslint.config import Setting, Settings
 from dslint.diagnostics import Severity
 from dslint.engine import Engine
 from dslint.rule import load_rules
@@ -19,7 +19,7 @@ from dslint.rules import deepspeed_engine
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _lint(config: dict | str, consumer: str | None, select: list[str], monkeypatch) -> list:
+def _lint(config: dict | str, consumer: str | None, select: list[str], monkeypatch, version: str = "0.19.8") -> list:
     """Lint one DeepSpeed config as if launch linking had found ``consumer`` for it."""
     original = Engine.deepspeed_uses
 
@@ -30,7 +30,10 @@ def _lint(config: dict | str, consumer: str | None, select: list[str], monkeypat
         return uses
 
     monkeypatch.setattr(Engine, "deepspeed_uses", with_consumer)
-    engine = Engine(Settings(select=select, root=Path.cwd()))
+    settings = Settings(select=select, root=Path.cwd())
+    # One DeepSpeed release, so that only the consumer decides the severity here (versions: test_versions.py)
+    settings.deepspeed_version = Setting(version, "the test")
+    engine = Engine(settings)
     text = config if isinstance(config, str) else json.dumps(config, indent=2)
     result = engine.lint_bytes("ds_config.json", text.encode())
     assert not result.internal_errors, result.internal_errors
@@ -42,11 +45,14 @@ def _severities(diagnostics) -> list[str]:
 
 
 OFFLOAD = {"train_micro_batch_size_per_gpu": "auto", "zero_optimization": {"stage": 2, "offload_optimizer": {"device": "cpu"}}}
+OFFLOAD_PLAIN = {"train_micro_batch_size_per_gpu": 4, "zero_optimization": {"stage": 2, "offload_optimizer": {"device": "cpu"}}}
 LEGACY_OFFLOAD = {"train_micro_batch_size_per_gpu": "auto", "zero_optimization": {"stage": 2, "cpu_offload": True}}
 
 
+# None: no launch reaches the config; its "auto" values say HF Trainer or accelerate read it, and they
+# convert the optimizer. Without "auto" (OFFLOAD_PLAIN) nobody is known: a warning.
 @pytest.mark.parametrize("consumer,expected", [("hf", []), ("accelerate", []), ("swift", []), ("llamafactory", []),
-                                               (None, ["warning"]), ("deepspeed", ["warning"]), ("megatron", [])])
+                                               (None, []), ("deepspeed", ["warning"]), ("megatron", [])])
 def test_offload_with_client_optimizer_depends_on_consumer(consumer, expected, monkeypatch):
     # accelerate converts the torch optimizer to DeepSpeedCPUAdam when it sees offload_optimizer
     assert _severities(_lint(OFFLOAD, consumer, ["DS230"], monkeypatch)) == expected
@@ -128,9 +134,19 @@ def test_optimizer_block_errors_only_when_deepspeed_builds_it(code, config, monk
         assert _severities(_lint(config, consumer, [code], monkeypatch)) == ["error"], consumer
 
 
+def test_offload_in_a_config_without_auto_and_no_launch_is_a_warning(monkeypatch):
+    assert _severities(_lint(OFFLOAD_PLAIN, None, ["DS230"], monkeypatch)) == ["warning"]
+
+
+def test_one_bit_optimizers_are_info_when_older_releases_may_run(monkeypatch):
+    config = {"optimizer": {"type": "OneBitAdam", "params": {}}}
+    assert _severities(_lint(config, "deepspeed", ["DS238"], monkeypatch, version=">=0.18")) == ["info"]
+    assert _lint(config, "deepspeed", ["DS238"], monkeypatch, version="0.19.6") == []
+
+
 def test_severity_setting_wins_over_a_findings_own():
     settings = Settings(select=["DS230"], root=Path.cwd(), severity={"DS230": Severity.INFO})
-    result = Engine(settings).lint_bytes("ds_config.json", json.dumps(OFFLOAD).encode())
+    result = Engine(settings).lint_bytes("ds_config.json", json.dumps(OFFLOAD_PLAIN).encode())
     assert _severities(result.diagnostics) == ["info"]
 
 

@@ -301,7 +301,6 @@ def test_readme_snippet_shows_real_output(tmp_path):
 
 def test_the_launch_behind_wrappers_and_a_batch_script(tmp_path, monkeypatch):
     """explain names what runs the launch (srun, the `bash -c` string) and the #SBATCH lines its world comes from."""
-    from dslint.report.explain_text import render
 
     script = (
         "#!/bin/bash\n"
@@ -320,3 +319,34 @@ def test_the_launch_behind_wrappers_and_a_batch_script(tmp_path, monkeypatch):
     assert (second.launcher, second.via) == ("python", ["uv run --frozen (line 7)"])
     text = render([first])
     assert "  via        srun --ntasks-per-node=1 (line 6)\n" in text and "  slurm      #SBATCH --nodes=2" in text
+
+
+def test_versions_with_their_evidence(tmp_path, monkeypatch):
+    (tmp_path / ".git").mkdir()
+    files = {
+        "requirements.txt": "-c constraints.txt\ntransformers>=4.40,<5\n",
+        "constraints.txt": "deepspeed==0.15.4\n",
+        "train.sh": "deepspeed train.py --deepspeed ds.json --per_device_train_batch_size 2\n",
+        "ds.json": '{"train_micro_batch_size_per_gpu": "auto", "zero_optimization": {"stage": 2}}\n',
+        "sft.sh": "swift sft --model m --train_type lora\n",
+    }
+    launches = _explain(tmp_path, monkeypatch, files, ("train.sh", "sft.sh"), settings=Settings(root=tmp_path), versions=True)
+    by_entry = {e.path: e for e in launches}
+    deepspeed, transformers = (v.to_dict() for v in by_entry["train.sh"].versions)
+    assert (deepspeed["package"], deepspeed["versions"], deepspeed["evidence"]) == ("deepspeed", ["0.15.4"], "pin")
+    assert (deepspeed["path"], deepspeed["line"]) == ("constraints.txt", 1)
+    assert deepspeed["text"] == "DeepSpeed 0.15.4 (deepspeed==0.15.4 in constraints.txt:1, constraint from requirements.txt:1)"
+    assert transformers["evidence"] == "range" and transformers["versions"][0] == "4.45.0"
+    assert transformers["versions"][-1].startswith("4.57.")
+    swift = {v.candidates.package: v.to_dict() for v in by_entry["sft.sh"].versions}["ms-swift"]
+    assert swift["evidence"] == "none" and swift["path"] is None
+    assert swift["text"] == "ms-swift: unknown (nothing pins it): judged against every known version (2.6.0–4.6.0)"
+    text = render(launches)
+    assert "  versions   DeepSpeed 0.15.4 (deepspeed==0.15.4 in constraints.txt:1" in text
+    assert "ms-swift: unknown (nothing pins it)" in text
+
+
+def test_versions_are_resolved_only_when_asked(tmp_path, monkeypatch):
+    (e,) = _explain(tmp_path, monkeypatch, {"train.sh": "deepspeed train.py --deepspeed ds.json\n", "ds.json": "{}"},
+                    ("train.sh",))
+    assert e.versions == [] and e.to_dict()["versions"] == []

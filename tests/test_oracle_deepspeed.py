@@ -19,6 +19,7 @@ import pytest
 from dslint.config import Setting, Settings
 from dslint.diagnostics import Severity
 from dslint.engine import Engine
+from oracle_support import judged_as_installed
 
 pytestmark = pytest.mark.oracle
 
@@ -54,7 +55,7 @@ def parse():
 
 @pytest.fixture(scope="module")
 def engine():
-    settings = Settings(select=PARSE_TIME, root=Path.cwd())
+    settings = judged_as_installed(Settings(select=PARSE_TIME, root=Path.cwd()))
     settings.world_size = Setting(1, "oracle")
     return Engine(settings)
 
@@ -206,7 +207,7 @@ def test_corpus_configs_agree_with_deepspeed(corpus, parse):
     dslint's parse-time errors appear iff DeepSpeedConfig raises."""
     import hjson
 
-    settings = Settings(select=[c for c in PARSE_TIME if c not in ("DS101", "DS102")], root=corpus)
+    settings = judged_as_installed(Settings(select=[c for c in PARSE_TIME if c not in ("DS101", "DS102")], root=corpus))
     result = Engine(settings).lint_paths([str(corpus)])
     flagged = {d.path for d in result.diagnostics if d.severity == Severity.ERROR and _parse_time(d)}
     checked, wrong = 0, []

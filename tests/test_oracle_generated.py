@@ -41,8 +41,8 @@ from hypothesis import strategies as st
 from dslint.config import Settings
 from dslint.diagnostics import Severity
 from dslint.engine import Engine
+from oracle_support import Deliberate, Obj, Style, Verdicts, has_duplicates, judged_as_installed, render, short, to_python
 from programs import ACCELERATE_LOOP, DEEPSPEED_LOOP, HF_TRAINER
-from oracle_support import Deliberate, Obj, Style, Verdicts, has_duplicates, render, short, to_python
 
 pytestmark = pytest.mark.oracle
 
@@ -503,7 +503,7 @@ def ds_config_class():
 
 def test_deepspeed_config_oracle(ds_config_class, tmp_path_factory, request):
     work = _Workdir(tmp_path_factory.mktemp("ds-oracle"))
-    engine = Engine(Settings(select=sorted(DS_PARSE_RULES), root=work.path))
+    engine = Engine(judged_as_installed(Settings(select=sorted(DS_PARSE_RULES), root=work.path)))
     verdicts = Verdicts("DeepSpeedConfig (deepspeed launcher)", DS_DELIBERATE)
 
     @settings(max_examples=DS_CASES, **HYPOTHESIS)
@@ -686,7 +686,7 @@ HF_DELIBERATE = {
 
 def test_hf_trainer_oracle(hf_pipeline, tmp_path_factory, request):
     work = _Workdir(tmp_path_factory.mktemp("hf-oracle"))
-    engine = Engine(Settings(select=sorted(HF_RULES), root=work.path))
+    engine = Engine(judged_as_installed(Settings(select=sorted(HF_RULES), root=work.path)))
     verdicts = Verdicts("HF Trainer (torchrun ... --deepspeed)", HF_DELIBERATE)
 
     @settings(max_examples=HF_CASES, **HYPOTHESIS)
@@ -816,7 +816,7 @@ ACCELERATE_DELIBERATE = {
 
 def test_accelerate_oracle(accelerate_pipeline, tmp_path_factory, request):
     work = _Workdir(tmp_path_factory.mktemp("accelerate-oracle"))
-    engine = Engine(Settings(select=sorted(ACCELERATE_RULES), root=work.path))
+    engine = Engine(judged_as_installed(Settings(select=sorted(ACCELERATE_RULES), root=work.path)))
     verdicts = Verdicts("accelerate (accelerate launch --config_file)", ACCELERATE_DELIBERATE)
 
     @settings(max_examples=ACCELERATE_CASES, **HYPOTHESIS)
@@ -947,7 +947,7 @@ INIT_DELIBERATE = {}
 
 def test_deepspeed_initialize_oracle(deepspeed_initialize, tmp_path_factory, request):
     work = _Workdir(tmp_path_factory.mktemp("init-oracle"))
-    engine = Engine(Settings(select=sorted(INIT_RULES), root=work.path))
+    engine = Engine(judged_as_installed(Settings(select=sorted(INIT_RULES), root=work.path)))
     verdicts = Verdicts("deepspeed.initialize (CPU, gloo, 1 rank)", INIT_DELIBERATE)
 
     @settings(max_examples=INIT_CASES, **HYPOTHESIS)

@@ -82,6 +82,8 @@ class Consumer:
     assumption: str | None = None  # when not established: what was assumed, and why
     facts: Program | None = None  # what the entry program (and its project imports) showed
     config_system: Evidence | None = None  # Hydra/OmegaConf use: YAML is read with OmegaConf's rules
+    # What the program's imports say about a package's version: package -> (specifier, evidence).
+    version_hints: dict = field(default_factory=dict)
 
     @property
     def label(self) -> str:
@@ -138,7 +140,9 @@ def classify(program: Program) -> Consumer:
     for kind, prefixes in _TRAINERS:
         evidence = facts.first_use(*prefixes)
         if evidence is not None:
-            return found(kind, evidence)
+            consumer = found(kind, evidence)
+            consumer.version_hints = _version_hints(facts)
+            return consumer
     trl = _trl_evidence(facts)
     if trl is not None:
         return found(TRL, trl)
@@ -172,6 +176,24 @@ def classify(program: Program) -> Consumer:
         reason += f" within {len(program.files)} files"
     return Consumer(UNKNOWN, False, [], program=program.entry, facts=program,
                     assumption=f"{program.entry} {reason}", config_system=hydra)
+
+
+# Names one generation of a package exports and the other does not (checked in the wheels:
+# ms-swift 2.6.1 swift/llm/utils/__init__.py exports SftArguments; 3.1.0 swift/llm/__init__.py
+# exports TrainArguments instead).
+_GENERATION_NAMES = (
+    ("ms-swift", "swift.llm.SftArguments", "<3.0", "imports swift.llm.SftArguments, which ms-swift 3.0 renamed"),
+    ("ms-swift", "swift.llm.TrainArguments", ">=3.0", "imports swift.llm.TrainArguments, new in ms-swift 3.0"),
+)
+
+
+def _version_hints(facts: Program) -> dict:
+    hints = {}
+    for package, name, spec, why in _GENERATION_NAMES:
+        evidence = facts.first_use(name)
+        if evidence is not None and package not in hints:
+            hints[package] = (spec, Evidence(evidence.path, evidence.line, why))
+    return hints
 
 
 def _trl_evidence(facts: Program) -> Evidence | None:

@@ -76,6 +76,8 @@ def render_one(e: Explanation) -> str:
                 lines.append(_more(evidence.describe()))
         else:
             lines.append(_line("program", f"not established: {program.assumption}"))
+    for index, package in enumerate(e.versions):
+        lines.append(_line("versions" if index == 0 else "", package.candidates.describe()))
 
     # world
     if e.world_size is not None:

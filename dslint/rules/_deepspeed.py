@@ -15,7 +15,7 @@ import re
 from functools import lru_cache
 from typing import Any, Iterator
 
-from dslint.diagnostics import Edit
+from dslint.diagnostics import Edit, Finding, Severity
 from dslint.documents.model import Entry, Mapping, Node, Scalar, Sequence
 from dslint.schemas import data_path, load_schema
 from dslint.source import Span
@@ -108,30 +108,64 @@ def fmt_version(version: tuple[int, ...]) -> str:
     return ".".join(str(v) for v in version)
 
 
-class Version:
-    """The DeepSpeed version rules judge against: the `deepspeed-version` setting, or the newest
-    version the shipped schema describes."""
+class Versions:
+    """The DeepSpeed releases a config may run with (dslint.versions: the setting, the installed
+    package or the nearest pin; with none, every release dslint knows), and helpers that turn
+    "this fails in these releases" into a finding's severity and message."""
 
-    def __init__(self, context):
-        setting = getattr(getattr(context, "settings", None), "deepspeed_version", None)
-        if setting is not None and setting.value:
-            self.value = parse_version(setting.value)
-            self.configured = True
-            self.origin = setting.origin
-        else:
-            self.value = schema_version()
-            self.configured = False
-            self.origin = "the newest version dslint knows"
+    def __init__(self, use, context):
+        from dslint.versions import candidates
+
+        launch = getattr(use, "launch", None)
+        origin = getattr(launch, "origin", None)
+        start = getattr(origin, "path", None) or getattr(getattr(use, "document", None), "path", None)
+        self.candidates = candidates("deepspeed", start, getattr(context, "settings", None))
+        self.key = self.candidates.versions  # hashable: what the memoized walks are keyed on
+        self.parsed = _parsed_versions(self.key)
 
     @property
     def label(self) -> str:
-        return f"DeepSpeed {fmt_version(self.value)}"
+        return f"DeepSpeed {self.key[0]}" if len(self.key) == 1 else "DeepSpeed"
 
-    def at_least(self, version: str | None) -> bool:
-        return version is None or self.value >= parse_version(version)
+    def since(self, version: str | None) -> tuple[str, ...]:
+        """The candidates at or after ``version`` (all of them when it is None)."""
+        if version is None:
+            return self.key
+        bound = parse_version(version)
+        return tuple(v for v in self.key if self.parsed[v] >= bound)
 
-    def before(self, version: str | None) -> bool:
-        return version is not None and self.value < parse_version(version)
+    def before(self, version: str | None) -> tuple[str, ...]:
+        if version is None:
+            return ()
+        bound = parse_version(version)
+        return tuple(v for v in self.key if self.parsed[v] < bound)
+
+    def judge(self, failing, spelling: bool = False):
+        failing = set(failing)
+        return self.candidates.judge(lambda v: v in failing, spelling)
+
+    def qualify(self, finding: Finding, failing, spelling: bool = False) -> Finding | None:
+        """``finding`` as it holds in ``failing``: unchanged when that is every candidate, info
+        naming them when it is some, None when it is none."""
+        verdict = self.judge(failing, spelling)
+        if not verdict.anywhere:
+            return None
+        if not verdict.everywhere:
+            finding.message = verdict.qualify(finding.message)
+            finding.severity = Severity.INFO
+        return finding
+
+    def within(self, findings, failing, spelling: bool = False):
+        """Each of ``findings`` as it holds in ``failing`` (see qualify)."""
+        for finding in findings:
+            found = self.qualify(finding, failing, spelling)
+            if found is not None:
+                yield found
+
+
+@lru_cache(maxsize=64)
+def _parsed_versions(versions: tuple[str, ...]) -> dict[str, tuple[int, ...]]:
+    return {v: parse_version(v) for v in versions}
 
 
 def key_history(dotted: str) -> dict:
@@ -144,71 +178,79 @@ def key_history(dotted: str) -> dict:
 _KNOWN_KEYS: dict[tuple, dict] = {}
 
 
-def known_keys(section: dict, version: Version, path: tuple) -> dict[str, dict]:
-    """Keys of ``section`` that exist in the configured version (removed ones included until removal).
+def known_keys(section: dict, versions: Versions, path: tuple) -> dict[str, dict]:
+    """Keys of ``section`` that exist in some candidate (removed ones included until removal).
 
-    Computed once per (schema section, version, path): every config of a run asks the same.
+    Computed once per (schema section, newest candidate, path): every config of a run asks the same.
     """
-    cache_key = (id(section), version.value, path)
+    newest = parse_version(versions.candidates.newest)
+    cache_key = (id(section), newest, path)
     cached = _KNOWN_KEYS.get(cache_key)
     if cached is not None and cached[0] is section:
         return cached[1]
-    out = _known_keys(section, version, path)
+    out = {}
+    for key, spec in section.get("properties", {}).items():
+        introduced = key_history(dotted(path + (key,))).get("introduced")
+        if introduced is None or newest >= parse_version(introduced):
+            out[key] = spec
     _KNOWN_KEYS[cache_key] = (section, out)
     return out
 
 
-def _known_keys(section: dict, version: Version, path: tuple) -> dict[str, dict]:
-    out = {}
-    for key, spec in section.get("properties", {}).items():
-        history = key_history(dotted(path + (key,)))
-        if version.before(history.get("introduced")):
-            continue
-        out[key] = spec
-    return out
+def introduced_in(path: tuple) -> str | None:
+    return key_history(dotted(path)).get("introduced")
 
 
-def strict_in_version(path: tuple, section: dict, version: Version) -> bool | None:
-    """True/False: whether unknown keys raise in the configured version; None: not read at all."""
+def _read_in(path: tuple, version: tuple) -> bool:
     name = dotted(path)
-    history = key_history(name)
-    if name == "compile" and version.before("0.16.6"):
-        return None  # between 0.14.4 and 0.16.5 `compile` was not read; before, other fields
-    if version.before(history.get("introduced")):
-        return None
-    if is_strict(section):
-        return not version.before(history.get("strict_since"))
-    return False
+    if name == "compile" and parse_version("0.14.4") <= version < parse_version("0.16.6"):
+        return False  # between 0.14.4 and 0.16.5 `compile` was not read
+    introduced = key_history(name).get("introduced")
+    return introduced is None or version >= parse_version(introduced)
+
+
+def reading(path: tuple, section: dict, versions: Versions) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(candidates that read the section, those of them that reject unknown keys in it)."""
+    read = tuple(v for v in versions.key if _read_in(path, versions.parsed[v]))
+    if not is_strict(section):
+        return read, ()
+    since = key_history(dotted(path)).get("strict_since")
+    bound = parse_version(since) if since else ()
+    return read, tuple(v for v in read if versions.parsed[v] >= bound)
 
 
 _SECTIONS: dict[tuple, tuple] = {}
 
 
-def sections(config: Mapping, version: Version):
-    """(path, mapping, schema, strict) for every mapping of the config the schema describes.
+def sections(config: Mapping, versions: Versions):
+    """(path, mapping, schema, strict) for every mapping of the config the schema describes that
+    some candidate reads; ``strict`` is the candidates in which it rejects unknown keys (empty:
+    lax in all).
 
-    Memoized per config and version: every DS2xx rule walks the same config, once per launch
-    that uses it.
+    Memoized per config and candidate set: every DS2xx rule walks the same config, once per
+    launch that uses it.
     """
-    cache_key = (id(config), version.value)
+    cache_key = (id(config), versions.key)
     hit = _SECTIONS.get(cache_key)
     if hit is not None and hit[0] is config:
         return iter(hit[1])
     if len(_SECTIONS) > 1024:
         _SECTIONS.clear()
-    found = list(_sections(config, version))
+    found = list(_sections(config, versions))
     _SECTIONS[cache_key] = (config, found)
     return iter(found)
 
 
-def _sections(config: Mapping, version: Version):
+def _sections(config: Mapping, versions: Versions):
     stack = [((), config, schema())]
     while stack:
         path, mapping, node = stack.pop()
         section = resolve(node)
-        strict = strict_in_version(path, section, version) if path else False
-        if strict is None:
-            continue
+        strict: tuple[str, ...] = ()
+        if path:
+            read, strict = reading(path, section, versions)
+            if not read:
+                continue
         yield path, mapping, section, strict
         props = section.get("properties", {})
         for item in mapping.entries:
@@ -222,18 +264,19 @@ def _sections(config: Mapping, version: Version):
                 stack.append((path + (item.key,), item.value, spec))
 
 
-def described_entries(config: Mapping, version: Version, strict: bool):
-    """(path, entry, spec) for every entry with a schema of the strict (or lax) sections,
-    skipping values that are exactly "auto" (DeepSpeed drops those before validating), and the
-    search space of an autotuning config: with `autotuning.enabled`, `deepspeed --autotuning`
-    takes a list as the values to try (autotuning/utils.py `get_tuning_keys`) and the ZeRO stage
-    may be a list or "all" (autotuning/autotuner.py:432-434); it runs DeepSpeed with one value
-    of each at a time."""
+def described_entries(config: Mapping, versions: Versions, strict: bool):
+    """(path, entry, spec, versions) for every entry with a schema of the strict (or lax)
+    sections, with the candidates that validate (or read) it; values that are exactly "auto"
+    are skipped (DeepSpeed drops those before validating), and so is the search space of an
+    autotuning config: with `autotuning.enabled`, `deepspeed --autotuning` takes a list as the
+    values to try (autotuning/utils.py `get_tuning_keys`) and the ZeRO stage may be a list or
+    "all" (autotuning/autotuner.py:432-434); it runs DeepSpeed with one value of each at a time."""
     tuning = autotuning_enabled(config)
-    for path, mapping, section, is_strict in sections(config, version):
-        if is_strict != strict:
+    for path, mapping, section, strict_in in sections(config, versions):
+        if bool(strict_in) != strict:
             continue
-        props = known_keys(section, version, path)
+        props = known_keys(section, versions, path)
+        read = strict_in if strict else reading(path, section, versions)[0] if path else versions.key
         for item in mapping.entries:
             spec = props.get(item.key)
             if spec is None or is_auto(item.value):
@@ -241,7 +284,9 @@ def described_entries(config: Mapping, version: Version, strict: bool):
             if tuning and (isinstance(item.value, Sequence) or (path + (item.key,) == ("zero_optimization", "stage")
                                                                and raw(item.value) == "all")):
                 continue
-            yield path, item, spec
+            introduced = introduced_in(path + (item.key,))
+            yield path, item, spec, read if introduced is None else tuple(
+                v for v in read if versions.parsed[v] >= parse_version(introduced))
 
 
 def autotuning_enabled(config: Mapping) -> bool:
@@ -572,17 +617,17 @@ LAX_CHECKED = {
 }
 
 
-def read_scalars(config: Mapping, version: Version) -> Iterator[tuple[tuple, Scalar]]:
+def read_scalars(config: Mapping, versions: Versions) -> Iterator[tuple[tuple, Scalar]]:
     """The scalars DeepSpeed reads: none under a key it ignores or rejects as unknown.
 
     The key is the finding there (`ignored-key`, `unknown-key`); its value reaches nobody, so
     judging it as well would report one mistake twice.
     """
     unknown: set[int] = set()
-    for path, mapping, section, strict in sections(config, version):
+    for path, mapping, section, strict in sections(config, versions):
         if not strict and path not in LAX_CHECKED:
             continue  # handed on to code that reads more keys later
-        known = known_keys(section, version, path)
+        known = known_keys(section, versions, path)
         for item in mapping.entries:
             if item.key not in known and not key_history(dotted(path + (item.key,))).get("renamed_to"):
                 unknown.add(id(item))

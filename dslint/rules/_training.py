@@ -1,10 +1,10 @@
-"""What each consumer's argument parser accepts, for the version in use (DS7xx rules).
+"""What each consumer's argument parser accepts, in each version a launch may run with (DS7xx rules).
 
 The facts come from the generated schemas (``schemas/<package>[-X.Y].schema.json``, see
-dslint/schemagen); the version from :mod:`dslint.versions`. A version between two shipped
-generations is judged with the generation below it, and a verdict is *certain* only when the
-version was found (setting, installed distribution or pin) and both bracketing generations
-agree (or the version is one a schema was made from).
+dslint/schemagen) and from the lifetimes the projects document (``DOCUMENTED``); the versions
+from :mod:`dslint.versions` (the candidates the evidence allows). A release is described by
+the generation of its own ``major.minor`` when one is shipped; otherwise by the two generations
+around it, and where those disagree dslint cannot tell what that release does.
 """
 
 from __future__ import annotations
@@ -12,35 +12,83 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
+from typing import Any, Callable
 
 from dslint.schemas import available, load_schema
-from dslint.versions import VersionInfo, compare, parse_version, version_of
+from dslint.versions import Candidates, Verdict, candidates, compare, parse_version
 
 #: consumer -> schema package.
 CONSUMER_PACKAGE = {"swift": "ms-swift", "megatron": "ms-swift", "llamafactory": "llamafactory", "hf": "transformers"}
 PACKAGE_LABEL = {"ms-swift": "ms-swift", "llamafactory": "LLaMA-Factory", "transformers": "transformers",
                  "trl": "TRL", "accelerate": "accelerate"}
 
-#: Renames documented by the projects: package -> old -> (new, since, where it is documented).
-DOCUMENTED_RENAMES: dict[str, dict[str, tuple[str, str, str]]] = {
+
+
+@dataclass(frozen=True)
+class Lifetime:
+    """When a name is accepted, as the project documents it: ``introduced <= version < removed``."""
+
+    introduced: str | None
+    removed: str | None  # the first release without it
+    renamed_to: str | None
+    source: str
+    kept_through: str | None = None  # the newest major.minor known to have it, when its removal is not documented
+
+    def accepts(self, version: str) -> bool | None:
+        """True or False; None past ``kept_through`` (the schemas decide)."""
+        if self.introduced is not None and compare(version, self.introduced) < 0:
+            return False
+        if self.removed is not None and compare(version, self.removed) >= 0:
+            return False
+        if self.kept_through is not None and parse_version(version)[:2] > parse_version(self.kept_through)[:2]:
+            return None
+        return True
+
+
+# transformers 5.0 removed these TrainingArguments fields: present in the 4.45 schema and in the
+# 4.57.6 wheel's training_args.py, absent from the 5.0.0 wheel's.
+_TRANSFORMERS_5_0 = {
+    "adafactor": "optim adafactor", "fp16_backend": "half_precision_backend", "fp16_opt_level": None,
+    "fsdp_min_num_params": None, "fsdp_transformer_layer_cls_to_wrap": None, "half_precision_backend": None,
+    "include_inputs_for_metrics": "include_for_metrics", "include_tokens_per_second": None,
+    "jit_mode_eval": None, "mp_parameters": None, "no_cuda": "use_cpu", "overwrite_output_dir": None,
+    "past_index": None, "per_gpu_eval_batch_size": "per_device_eval_batch_size",
+    "per_gpu_train_batch_size": "per_device_train_batch_size", "push_to_hub_model_id": "hub_model_id",
+    "push_to_hub_organization": None, "push_to_hub_token": "hub_token", "ray_scope": None, "save_safetensors": None,
+    "torchdynamo": None, "tpu_metrics_debug": None, "tpu_num_cores": None, "use_legacy_prediction_loop": None,
+    "use_mps_device": None,
+}
+_SDIST_5_0 = "in the transformers 4.57.6 wheel's training_args.py, not in 5.0.0's"
+
+#: Lifetimes documented by the projects (release notes, help texts, the published wheels):
+#: package -> name -> Lifetime. They decide a release that no shipped schema describes exactly.
+DOCUMENTED: dict[str, dict[str, Lifetime]] = {
     "transformers": {
-        "evaluation_strategy": ("eval_strategy", "4.41", "transformers 4.41 release notes; removed in 4.46"),
-        "no_cuda": ("use_cpu", "4.34", "help text of no_cuda: deprecated, removed in 5.0"),
-        "fp16_backend": ("half_precision_backend", "4.10", "help text: deprecated, use half_precision_backend"),
-        "push_to_hub_token": ("hub_token", "4.12", "help text: deprecated, use hub_token"),
+        "evaluation_strategy": Lifetime(None, "4.46", "eval_strategy", "transformers 4.41 release notes; removed in 4.46"),
+        "group_by_length": Lifetime(None, "5.2", None, "in the transformers 5.1.0 wheel's training_args.py, not in 5.2.0's"),
+        # deprecated in 5.0 ("will be removed in v5.2"), still in the 5.2.0 wheel, gone from 5.23
+        "warmup_ratio": Lifetime(None, None, "warmup_steps", "transformers 5.0 help text: deprecated, use warmup_steps "
+                                                             "(a float is a ratio)", kept_through="5.2"),
+        "logging_dir": Lifetime(None, None, None, "in the transformers 5.2.0 wheel's training_args.py", kept_through="5.2"),
+        **{name: Lifetime(None, "5.0", new if new and " " not in new else None, _SDIST_5_0)
+           for name, new in _TRANSFORMERS_5_0.items()},
     },
     "ms-swift": {
-        "sft_type": ("tuner_type", "4.1", "ms-swift 3.0 renamed --sft_type to --train_type, 4.0 to --tuner_type "
-                                          "(swift/arguments/base_args/base_args.py; --train_type removed in 4.1, commit fe928a9f1)"),
-        "train_type": ("tuner_type", "4.1", "ms-swift 4.0 deprecated --train_type for --tuner_type and 4.1 removed it "
-                                            "(commit fe928a9f1)"),
-        "evaluation_strategy": ("eval_strategy", "3.0", "transformers' rename, followed by ms-swift"),
+        "sft_type": Lifetime(None, "3.0", "train_type", "ms-swift 3.0 renamed --sft_type to --train_type"),
+        "train_type": Lifetime("3.0", "4.1", "tuner_type", "ms-swift 3.0 renamed --sft_type to --train_type (3.1.0 wheel: "
+                                                            "swift/llm/argument/base_args/base_args.py:86); 4.0 deprecated it "
+                                                            "for --tuner_type and 4.1 removed it (commit fe928a9f1)"),
+        "tuner_type": Lifetime("4.0", None, None, "ms-swift 4.0 (swift/arguments/base_args/base_args.py)"),
+        "evaluation_strategy": Lifetime(None, "3.0", "eval_strategy", "transformers' rename, followed by ms-swift"),
     },
     "llamafactory": {
-        "evaluation_strategy": ("eval_strategy", "0.9", "transformers' rename (removed in 4.46)"),
+        "evaluation_strategy": Lifetime(None, "0.9", "eval_strategy", "transformers' rename (removed in 4.46)"),
     },
 }
+
+
+def documented(package: str, name: str) -> Lifetime | None:
+    return DOCUMENTED.get(package, {}).get(name)
 
 
 @dataclass(frozen=True)
@@ -141,79 +189,91 @@ def arg_space(schema_name: str, sets: tuple[str, ...]) -> ArgSpace:
                     negations, schema.get("x-dslint-reader", {}))
 
 
+def describing(package: str, version: str) -> tuple[Generation, ...]:
+    """The generations that describe ``version``: its own ``major.minor``, else the two around it."""
+    return _describing(package, parse_version(version)[:2])
+
+
+@lru_cache(maxsize=None)
+def _describing(package: str, series: tuple[int, ...]) -> tuple[Generation, ...]:
+    gens = generations(package)
+    same = [g for g in gens if g.key[:2] == series]
+    if same:
+        return (same[-1],)
+    below = [g for g in gens if g.key[:2] < series]
+    above = [g for g in gens if g.key[:2] > series]
+    return tuple(([below[-1]] if below else []) + ([above[0]] if above else []))
+
+
+def primary(package: str, version: str) -> Generation:
+    """The one generation a release is judged with where a rule needs one (names, defaults, suggestions)."""
+    gens = generations(package)
+    wanted = parse_version(version)
+    below = [g for g in gens if compare(g.version, version) <= 0]
+    above = [g for g in gens if compare(g.version, version) > 0]
+    series = 2 if wanted[:1] == (0,) else 1  # 0.x packages change at the minor version
+    if below and below[-1].key[:series] == wanted[:series]:
+        return below[-1]
+    if above and above[0].key[:series] == wanted[:series]:
+        return above[0]
+    return below[-1] if below else gens[0]
+
+
 @dataclass(frozen=True)
 class InUse:
-    """The generation a launch is judged with, and why."""
+    """The versions a launch is judged with, and the generation that describes the newest."""
 
     package: str
-    info: VersionInfo | None  # None: nothing says which version
+    candidates: Candidates
     generation: Generation
-    below: Generation | None  # bracketing generations of a version between two shipped ones
-    above: Generation | None
-
-    @property
-    def known(self) -> bool:
-        return self.info is not None
-
-    @property
-    def exact_generation(self) -> bool:
-        """The version in use is (the major.minor of) a shipped generation."""
-        if self.info is None or not self.info.exact:
-            return False
-        return parse_version(self.info.version)[:2] == self.generation.key[:2]
 
     def describe(self) -> str:
-        label = PACKAGE_LABEL.get(self.package, self.package)
-        if self.info is None:
-            return (f"{label} {self.generation.version} assumed (no version pinned or configured; "
-                    f"dslint's newest {label} schema)")
-        text = self.info.describe()
-        if not self.exact_generation:
-            text += f"; judged with the {label} {self.generation.version} schema"
+        text = self.candidates.describe()
+        if len(self.candidates.versions) == 1 and \
+                parse_version(self.candidates.versions[0])[:2] != self.generation.key[:2]:
+            text += f"; judged with the {PACKAGE_LABEL.get(self.package, self.package)} {self.generation.version} schema"
         return text
 
-    def spaces(self, sets: tuple[str, ...]) -> list[ArgSpace]:
-        """The generations a verdict must hold in to be certain."""
-        out = [arg_space(self.generation.schema_name, sets)]
-        if self.info is None or self.exact_generation:
-            return out
-        if self.above is not None:
-            out.append(arg_space(self.above.schema_name, sets))
-        return out
+    def judge(self, sets: tuple[str, ...], fails_in: Callable[["ArgSpace"], bool],
+              override: Callable[[str], bool | None] | None = None, spelling: bool = True) -> Verdict:
+        """Where ``fails_in(the parser of a generation)`` holds among the candidates.
 
-    def gone_by_documented_rename(self, name: str) -> str | None:
-        """The new name when the project documents that ``name`` is gone in the version in use."""
-        rename = DOCUMENTED_RENAMES.get(self.package, {}).get(name)
-        if rename is None or self.info is None:
-            return None
-        if compare(self.info.version, rename[1]) >= 0:
-            return rename[0]
+        ``override(version)`` answers first (a documented lifetime); a release whose describing
+        generations disagree is one dslint cannot tell. ``spelling``: see Candidates.judge (what
+        a parser accepts is a spelling, unless the caller says otherwise).
+        """
+        memo: dict[str, bool] = {}
+
+        def fails(version: str) -> bool | None:
+            if override is not None:
+                said = override(version)
+                if said is not None:
+                    return said
+            answers = set()
+            for gen in describing(self.package, version):
+                if gen.schema_name not in memo:
+                    memo[gen.schema_name] = bool(fails_in(arg_space(gen.schema_name, sets)))
+                answers.add(memo[gen.schema_name])
+            return answers.pop() if len(answers) == 1 else None
+
+        return self.candidates.judge(fails, spelling)
+
+    def judge_name(self, sets: tuple[str, ...], name: str) -> Verdict:
+        """Where ``name`` is not an argument, by the schemas and the documented lifetimes."""
+        life = documented(self.package, name)
+
+        def override(version: str) -> bool | None:
+            accepted = life.accepts(version)
+            return None if accepted is None else not accepted
+
+        return self.judge(sets, lambda space: space.lookup(name) is None, override if life is not None else None)
+
+
+def in_use(package: str, start: str | None, settings: Any, program: Any = None) -> InUse | None:
+    if not generations(package):
         return None
-
-
-def in_use(package: str, start: str | None, settings: Any) -> InUse | None:
-    gens = generations(package)
-    if not gens:
-        return None
-    info = version_of(package, start, settings)
-    if info is None:
-        return InUse(package, None, gens[-1], None, None)
-    wanted = parse_version(info.version)
-    below = [g for g in gens if compare(g.version, info.version) <= 0]
-    above = [g for g in gens if compare(g.version, info.version) > 0]
-    series = 2 if wanted[:1] == (0,) else 1  # 0.x packages change at the minor version
-
-    def same_series(g: Generation) -> bool:
-        return g.key[:series] == wanted[:series]
-
-    if below and same_series(below[-1]):
-        chosen, neighbor = below[-1], (above[0] if above else None)
-    elif above and same_series(above[0]):
-        chosen, neighbor = above[0], (below[-1] if below else None)
-    else:
-        chosen = below[-1] if below else gens[0]
-        neighbor = above[0] if above and below else None
-    return InUse(package, info, chosen, None, neighbor)
+    found = candidates(package, start, settings, program)
+    return InUse(package, found, primary(package, found.newest))
 
 
 def other_generations(package: str, exclude: str) -> list[Generation]:
@@ -266,34 +326,31 @@ def plan_sets(plan) -> tuple[str, tuple[str, ...], bool] | None:
 SWIFT_TUNER_NAMES = ("sft_type", "train_type", "tuner_type")
 
 
+def _swift_tuner_name(version: str) -> str:
+    """The tuner flag an ms-swift release reads (the newest name where two are accepted)."""
+    return next(n for n in reversed(SWIFT_TUNER_NAMES) if DOCUMENTED["ms-swift"][n].accepts(version) or n == "sft_type")
+
+
 def swift_tuner_flag_findings(plan, settings):
-    """(arg, message, rename target, certain) for tuner flags the ms-swift in use does not have."""
+    """(arg, message, rename target, verdict) for tuner flags that some candidate ms-swift does not read."""
     found = plan_sets(plan)
     if found is None or found[0] != "ms-swift":
         return
     sets = found[1]
-    use = in_use("ms-swift", plan.origin.path if plan.origin is not None else None, settings)
+    use = in_use("ms-swift", plan.origin.path if plan.origin is not None else None, settings, plan.program)
     if use is None:
         return
-    space = arg_space(use.generation.schema_name, sets)
-    right = next((n for n in SWIFT_TUNER_NAMES if space.lookup(n) is not None), None)
     for name in SWIFT_TUNER_NAMES:
         arg = plan.arg(name)
         if arg is None:
             continue
-        spaces = use.spaces(sets)
-        if all(s.lookup(name) is not None for s in spaces):
+        verdict = use.judge_name(sets, name)
+        if not verdict.anywhere:
             continue
-        having = [g.version for g in generations("ms-swift") if arg_space(g.schema_name, sets).lookup(name) is not None]
-        certain = use.known and all(s.lookup(name) is None for s in spaces)
-        if space.lookup(name) is not None:  # known below, unknown above: depends on the exact version
-            certain = False
-        gone = use.gone_by_documented_rename(name)
-        if gone is not None and space.lookup(gone) is not None:
-            certain, right = True, gone
-        where = f"ms-swift {', '.join(having)}" if having else "no ms-swift version dslint knows"
-        message = (f"--{name} is a flag of {where}, not of ms-swift {use.generation.version} "
-                   f"[{use.describe()}]: ms-swift stops with ValueError: remaining_argv: ['--{name}', ...]")
-        if right and right != name:
-            message += f"; this version calls it --{right}"
-        yield arg, message, (right if right != name else None), certain
+        rights = {_swift_tuner_name(v) for v in verdict.failing + verdict.unsure}
+        right = rights.pop() if len(rights) == 1 else None
+        message = (f"--{name} is not a flag of {verdict.where()} ({use.candidates.why()}): ms-swift stops with "
+                   f"ValueError: remaining_argv: ['--{name}', ...]")
+        if right:
+            message += f"; {'that version calls' if len(verdict.failing) == 1 else 'those versions call'} it --{right}"
+        yield arg, message, right, verdict

@@ -214,7 +214,7 @@ def offload_with_client_optimizer(use, context):
         "You are using ZeRO-Offload with a client provided optimizer' (engine.py:2339-2346)",
         fix=fix,
         alternatives=alternatives,
-        severity=None if hf else Severity.WARNING,
+        severity=None if ds.hf_like(use) else Severity.WARNING,  # "auto" suggests HF; it does not establish it
     )
 
 
@@ -246,8 +246,9 @@ def allreduce_sum_unsupported(use, context):
     """
     config = use.config
     item = config.entry("gradient_allreduce_op")
-    version = ds.Version(context)
-    if item is None or not version.at_least(ds.key_history("gradient_allreduce_op").get("introduced")):
+    versions = ds.Versions(use, context)
+    reading = versions.since(ds.introduced_in(("gradient_allreduce_op",)))
+    if item is None or not reading:
         return
     value = ds.raw(item.value)
     if not (isinstance(value, str) and value.lower() == "sum"):
@@ -262,7 +263,7 @@ def allreduce_sum_unsupported(use, context):
     if isinstance(compile_section, Mapping) and ds.strict_bool(compile_section, "deepcompile", False) is True:
         reasons.append(("DeepCompile", _related(compile_section.entry("deepcompile"))))
     for what, related in reasons[:1]:
-        yield Finding(item.value.span, f"gradient_allreduce_op='sum' is not supported with {what}: DeepSpeed raises ValueError when it parses the config (config.py:694-700)", related=related)
+        yield from versions.within([Finding(item.value.span, f"gradient_allreduce_op='sum' is not supported with {what}: DeepSpeed raises ValueError when it parses the config (config.py:694-700)", related=related)], reading)
 
 
 def _bf16_zero1_optimizer(config: Mapping, stage) -> bool:
@@ -363,31 +364,34 @@ def prescale_with_reduce_scatter(use, context):
     zero = ds.zero_section(config)
     if ds.strict_bool(zero, "reduce_scatter", True) is not True:
         return
+    versions = ds.Versions(use, context)
+    applies = versions.key
     if stage == 2:
         op = config.get("gradient_allreduce_op")
-        if op is not None and ds.Version(context).at_least(ds.key_history("gradient_allreduce_op").get("introduced")):
-            value = ds.raw(op)
-            if not (isinstance(value, str) and value.lower() == "mean"):
+        value = ds.raw(op) if op is not None else None
+        if op is not None and not (isinstance(value, str) and value.lower() == "mean"):
+            applies = versions.before(ds.introduced_in(("gradient_allreduce_op",)))  # older releases ignore the op
+            if not applies:
                 return
     name = f"ZeRO-{stage}"
     prescale = config.entry("prescale_gradients")
     if prescale is not None and _truthy(prescale.value):
-        yield Finding(
+        yield from versions.within([Finding(
             prescale.value.span,
             f"prescale_gradients is {ds.show(prescale.value)} with {name} and reduce_scatter: DeepSpeed asserts 'pre-scale gradients "
             f"is not yet supported with {name} with reduce scatter enabled' at deepspeed.initialize",
             related=_stage_related(config),
             fix=Fix.safe("Remove prescale_gradients", remove_json_entry(config, prescale)),
-        )
+        )], applies, spelling=True)
     factor = config.entry("gradient_predivide_factor")
     if factor is not None and not ds.is_auto(factor.value) and ds.raw(factor.value) != 1.0:
-        yield Finding(
+        yield from versions.within([Finding(
             factor.value.span,
             f"gradient_predivide_factor is {ds.show(factor.value)} with {name} and reduce_scatter: DeepSpeed asserts "
             f"'gradient_predivide_factor != 1.0 is not yet supported with {name} with reduce scatter enabled'",
             related=_stage_related(config),
             fix=Fix.safe("Remove gradient_predivide_factor", remove_json_entry(config, factor)),
-        )
+        )], applies, spelling=True)
 
 
 @rule("DS234", "compute-grad-norm-off", severity="error", target="deepspeed", fixable=True)
@@ -423,8 +427,9 @@ def compute_grad_norm_off(use, context):
     """
     config = use.config
     zero = ds.zero_section(config)
-    version = ds.Version(context)
-    if zero is None or version.before(ds.key_history("zero_optimization.compute_grad_norm").get("introduced")):
+    versions = ds.Versions(use, context)
+    reading = versions.since(ds.introduced_in(("zero_optimization", "compute_grad_norm")))
+    if zero is None or not reading:
         return
     item = zero.entry("compute_grad_norm")
     if item is None or ds.strict_bool(zero, "compute_grad_norm", True) is not False:
@@ -434,13 +439,15 @@ def compute_grad_norm_off(use, context):
     if stage is ds.UNKNOWN:
         return
     if stage not in (1, 2):
-        yield Finding(item.value.span, f"compute_grad_norm=false with ZeRO stage {stage}: DeepSpeed raises 'compute_grad_norm=false is supported only with ZeRO Stage 1 or 2' when it parses the config", related=_stage_related(config), fix=fix)
+        yield from versions.within([Finding(item.value.span, f"compute_grad_norm=false with ZeRO stage {stage}: DeepSpeed raises 'compute_grad_norm=false is supported only with ZeRO Stage 1 or 2' when it parses the config", related=_stage_related(config), fix=fix)], reading)
         return
     clip = config.get("gradient_clipping")
     reason = None
     related = []
     if clip is None:
-        if version.at_least(ds.key_history("gradient_clipping").get("default_changed", {}).get("version", "0.19.3")):
+        clipping = versions.since(ds.key_history("gradient_clipping").get("default_changed", {}).get("version", "0.19.3"))
+        if clipping:
+            reading = tuple(v for v in reading if v in clipping)
             reason = "gradient_clipping is absent and defaults to 1.0, and DeepSpeed raises 'zero_optimization.compute_grad_norm=false requires gradient_clipping=0'"
     elif not ds.is_auto(clip):
         try:
@@ -457,7 +464,7 @@ def compute_grad_norm_off(use, context):
     if reason is None and _bf16_zero1_optimizer(config, stage):
         reason = "stage 1 with bf16 and fp32 gradient accumulation uses the BF16 optimizer, and DeepSpeed raises 'compute_grad_norm=false does not support ZeRO Stage 1 with BF16 parameters and FP32 gradient accumulation'"
     if reason:
-        yield Finding(item.value.span, f"compute_grad_norm=false: {reason} at deepspeed.initialize (stage_1_and_2.py:212-218)", related=related, fix=fix)
+        yield from versions.within([Finding(item.value.span, f"compute_grad_norm=false: {reason} at deepspeed.initialize (stage_1_and_2.py:212-218)", related=related, fix=fix)], reading)
 
 
 @rule("DS235", "nvme-offload-without-path", severity="error", target="deepspeed")
@@ -669,7 +676,7 @@ def unknown_optimizer(use, context):
     if not isinstance(optimizer, Mapping):
         return
     item = optimizer.entry("type")
-    version = ds.Version(context)
+    versions = ds.Versions(use, context)
     if item is None:
         if optimizer.entries:
             yield Finding(
@@ -688,14 +695,12 @@ def unknown_optimizer(use, context):
     if lowered in DEEPSPEED_OPTIMIZERS or value in TORCH_OPTIMIZERS:
         return
     if lowered in ONEBIT_OPTIMIZERS:
-        if version.before(ONEBIT_REMOVED):
-            return
-        yield Finding(
+        yield from versions.within([Finding(
             item.value.span,
-            f"optimizer.type {value!r}: the 1-bit optimizers were removed in DeepSpeed {ONEBIT_REMOVED}; {version.label} raises "
+            f"optimizer.type {value!r}: the 1-bit optimizers were removed in DeepSpeed {ONEBIT_REMOVED}; {versions.label} raises "
             f"'{value} is not a supported DeepSpeed Optimizer' at deepspeed.initialize (use Adam/AdamW, or pin deepspeed<{ONEBIT_REMOVED})",
             severity=_client_optimizer_severity(use),
-        )
+        )], versions.since(ONEBIT_REMOVED))
         return
     by_case = {name.lower(): name for name in TORCH_OPTIMIZERS}
     fix = None
@@ -839,9 +844,10 @@ def _scheduler_findings(use, context):
     for key in required:
         if key not in params:
             yield Finding(params_entry.key_span, f"{name} needs '{key}': DeepSpeed raises \"{name}.__init__() missing 1 required positional argument: '{key}'\" (HF fills it only when it is present, as \"auto\")")
-    version = ds.Version(context)
+    versions = ds.Versions(use, context)
+    validated = versions.since(_WARMUP_VALIDATED)
     warmup = params.entry("warmup_num_steps")
-    if warmup is not None and "warmup_num_steps" in accepted and not ds.is_auto(warmup.value) and version.at_least(_WARMUP_VALIDATED):
+    if warmup is not None and "warmup_num_steps" in accepted and not ds.is_auto(warmup.value) and validated:
         value = ds.raw(warmup.value)
         bad = not isinstance(value, int) or value <= 0
         if bad:
@@ -850,24 +856,24 @@ def _scheduler_findings(use, context):
                 fix = Fix.safe(f"Write {int(value)}", replace_value(warmup.value, int(value)))
             elif isinstance(value, (int, float)) and not isinstance(value, bool) and value <= 0:
                 fix = Fix.unsafe("Write 1", replace_value(warmup.value, 1))
-            yield Finding(
+            yield from versions.within([Finding(
                 warmup.value.span,
-                f"warmup_num_steps is {ds.show(warmup.value)}: {version.label} raises 'warmup_num_steps must be a positive integer, "
+                f"warmup_num_steps is {ds.show(warmup.value)}: {versions.label} raises 'warmup_num_steps must be a positive integer, "
                 f"got {value}' (checked since 0.19.3; older versions clamped it to 2)",
                 fix=fix,
-            )
+            )], validated)
         elif ds.written_as_float(warmup.value) and use.consumer not in ("deepspeed", "megatron"):
             # hjson (DeepSpeed's loader for a path) reads 100.0 as 100; json (HF, accelerate) as 100.0.
             text = warmup.value.span.text.strip()
             who = ds.consumer_label(use) if ds.hf_like(use) else "HF Trainer and accelerate"
-            yield Finding(
+            yield from versions.within([Finding(
                 warmup.value.span,
                 f"warmup_num_steps is written {text}: {who} read the config with Python's json, which gives the float "
-                f"{float(text)}, and {version.label} raises 'warmup_num_steps must be a positive integer' "
+                f"{float(text)}, and {versions.label} raises 'warmup_num_steps must be a positive integer' "
                 "(DeepSpeed's own hjson loader would read an int)",
                 fix=Fix.safe(f"Write {value}", replace_value(warmup.value, value)),
                 severity=None if ds.hf_like(use) else Severity.WARNING,
-            )
+            )], validated)
     total = params.entry("total_num_steps")
     if total is not None and warmup is not None and not ds.is_auto(total.value) and not ds.is_auto(warmup.value):
         t, w = ds.raw(total.value), ds.raw(warmup.value)
@@ -1092,12 +1098,13 @@ def dtype_conflict(use, context):
     if fp16 is ds.UNKNOWN or bf16 is ds.UNKNOWN:
         return
     model = "fp16" if fp16 else "bf16" if bf16 else "fp32"
-    version = ds.Version(context)
+    versions = ds.Versions(use, context)
     param = data_types.entry("param_dtype")
-    if param is not None and version.at_least(ds.key_history("data_types.param_dtype").get("introduced")):
+    if param is not None:
         wanted = _DTYPE_OF.get(ds.raw(param.value)) if isinstance(ds.raw(param.value), str) else None
         if wanted is not None and wanted != model:
-            yield Finding(param.value.span, f"data_types.param_dtype {ds.show(param.value)} conflicts with the enabled precision ({model}): DeepSpeed asserts at deepspeed.initialize; set the matching fp16/bf16 'enabled' flag or omit param_dtype")
+            yield from versions.within([Finding(param.value.span, f"data_types.param_dtype {ds.show(param.value)} conflicts with the enabled precision ({model}): DeepSpeed asserts at deepspeed.initialize; set the matching fp16/bf16 'enabled' flag or omit param_dtype")],
+                                       versions.since(ds.introduced_in(("data_types", "param_dtype"))))
     accum = data_types.entry("grad_accum_dtype")
     if accum is not None and ds.zero_stage(config) == 0:
         wanted = _DTYPE_OF.get(ds.raw(accum.value)) if isinstance(ds.raw(accum.value), str) else None
@@ -1133,16 +1140,17 @@ def unmanaged_accumulation_unsupported(use, context):
     """
     config = use.config
     item = config.entry("managed_gradient_accumulation")
-    version = ds.Version(context)
-    if item is None or ds.is_auto(item.value) or bool(ds.raw(item.value)) or version.before(ds.key_history("managed_gradient_accumulation").get("introduced")):
+    versions = ds.Versions(use, context)
+    reading = versions.since(ds.introduced_in(("managed_gradient_accumulation",)))
+    if item is None or ds.is_auto(item.value) or bool(ds.raw(item.value)) or not reading:
         return
     stage = ds.zero_stage(config)
     zero = ds.zero_section(config)
     if stage in (0, 1) and zero is not None and ds.strict_bool(zero, "overlap_comm", False) is True:
-        yield Finding(item.value.span, f"managed_gradient_accumulation=false with overlap_comm at ZeRO stage {stage}: DeepSpeed asserts 'managed_gradient_accumulation=False supports ZeRO overlap_comm only with ZeRO stage 2' at deepspeed.initialize", related=_related(zero.entry("overlap_comm")))
+        yield from versions.within([Finding(item.value.span, f"managed_gradient_accumulation=false with overlap_comm at ZeRO stage {stage}: DeepSpeed asserts 'managed_gradient_accumulation=False supports ZeRO overlap_comm only with ZeRO stage 2' at deepspeed.initialize", related=_related(zero.entry("overlap_comm")))], reading)
     compile_section = config.get("compile")
     if isinstance(compile_section, Mapping) and ds.strict_bool(compile_section, "deepcompile", False) is True:
-        yield Finding(item.value.span, "managed_gradient_accumulation=false with DeepCompile: DeepSpeed asserts 'managed_gradient_accumulation=False is not supported with DeepCompile'", related=_related(compile_section.entry("deepcompile")))
+        yield from versions.within([Finding(item.value.span, "managed_gradient_accumulation=false with DeepCompile: DeepSpeed asserts 'managed_gradient_accumulation=False is not supported with DeepCompile'", related=_related(compile_section.entry("deepcompile")))], reading)
 
 
 @rule("DS246", "quantized-gradients-need-reduce-scatter", severity="error", target="deepspeed")

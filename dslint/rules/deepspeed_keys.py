@@ -2,15 +2,16 @@
 
 Which keys exist comes from the shipped schema, generated from DeepSpeed's own pydantic models
 and a probe of the keys ``DeepSpeedConfig`` reads with ``dict.get``; when they appeared or went
-away comes from ``schemas/deepspeed-versions.json``, judged against the ``deepspeed-version``
-setting (default: the newest version the schema describes).
+away comes from ``schemas/deepspeed-versions.json``, judged for every DeepSpeed release the
+launch may run with (``_deepspeed.Versions``: the ``deepspeed-version`` setting, the nearest pin,
+or every release dslint knows). A finding that holds in only some of them is info naming them.
 """
 
 from __future__ import annotations
 
 import difflib
 
-from dslint.diagnostics import Edit, Finding, Fix, Related
+from dslint.diagnostics import Edit, Finding, Fix, Related, Severity
 from dslint.documents.model import Entry, Mapping, Scalar
 from dslint.edits import remove_json_entry, rename_key
 from dslint.rule import rule
@@ -97,9 +98,13 @@ def unknown_key(use, context):
     field with an alias are accepted (`stage3_prefetch_bucket_size` and
     `prefetch_bucket_size`).
 
-    The `deepspeed-version` setting is respected: a key introduced after that version (for
-    example `zero_optimization.compute_grad_norm`, new in 0.19.7) is reported with the version
-    it needs, and `fp16`/`bf16` only reject unknown keys since 0.17.1.
+    Every DeepSpeed release the launch may run with is judged (the `deepspeed-version`
+    setting, the nearest pin, or every release dslint knows when nothing pins deepspeed): a
+    key introduced later (`zero_optimization.compute_grad_norm`, new in 0.19.7) is reported
+    when a pin allows releases before it, and `fp16`/`bf16` only reject unknown keys since
+    0.17.1, so an unknown key there is a warning (raised by some releases, ignored by the rest)
+    unless every allowed release raises. Where only some releases fail, the finding is info
+    that names them.
 
     A misspelled key whose value is exactly `"auto"` is not reported here: DeepSpeed drops
     `"auto"` values before validation (config_utils.py:54-57), so `ignored-key` reports it.
@@ -125,38 +130,50 @@ def unknown_key(use, context):
     not already set, the fix renames the key: safe, because the config cannot load as written and the value is kept. Otherwise the
     closest keys are only suggested.
     """
-    version = ds.Version(context)
-    for path, mapping, section, strict in ds.sections(use.config, version):
+    versions = ds.Versions(use, context)
+    for path, mapping, section, strict in ds.sections(use.config, versions):
         if not strict:
             continue
-        known = ds.known_keys(section, version, path)
+        known = ds.known_keys(section, versions, path)
         all_props = section.get("properties", {})
+        read = ds.reading(path, section, versions)[0]
         for item in mapping.entries:
-            if item.key in known or ds.is_auto(item.value):
+            if ds.is_auto(item.value):
                 continue
             where = ds.dotted(path)
             if item.key in all_props:
-                introduced = ds.key_history(ds.dotted(path + (item.key,))).get("introduced")
-                yield Finding(
+                introduced = ds.introduced_in(path + (item.key,))
+                failing = [v for v in versions.before(introduced) if v in strict]
+                finding = Finding(
                     item.key_span,
-                    f"'{item.key}' is not a field of {where} in {version.label} (introduced in DeepSpeed {introduced}); "
-                    f"that version raises 'Extra inputs are not permitted' when it parses the config "
-                    f"(version from {version.origin})",
+                    f"'{item.key}' is not a field of {where} before DeepSpeed {introduced}: "
+                    f"{versions.label} raises 'Extra inputs are not permitted' when it parses the config",
                 )
+                if failing and (found := versions.qualify(finding, failing, spelling=True)) is not None:
+                    yield found
                 continue
             candidates = _candidates(item.key, known, section)
             hint = ""
             if candidates:
                 hint = "; did you mean " + " or ".join(f"'{c}'" for c in candidates[:3]) + "?"
+            raises = versions.judge(strict)
+            ignored = "" if raises.everywhere else f" ({raises.where()} raises; older ones ignore it: {raises.candidates.why()})"
             message = (
-                f"unknown key '{item.key}' in {where}: {version.label} raises 'Extra inputs are not permitted' "
+                f"unknown key '{item.key}' in {where}: {versions.label} raises 'Extra inputs are not permitted' "
                 f"(pydantic, extra=forbid) when it parses the config{hint}"
             )
             fix = None
             single = _single(item.key, known, section)
             if single is not None and single not in mapping and not _field_set(mapping, section, single):
-                fix = Fix.safe(f"Rename '{item.key}' to '{single}'", rename_key(item, single))
-            yield Finding(item.key_span, message, fix=fix)
+                fix = (Fix.safe if raises.everywhere else Fix.unsafe)(f"Rename '{item.key}' to '{single}'", rename_key(item, single))
+            if not raises.everywhere and len(read) == len(versions.key):
+                # every candidate rejects or ignores it: wrong everywhere, an error only where it raises
+                yield Finding(item.key_span, f"unknown key '{item.key}' in {where}{ignored}{hint}", fix=fix,
+                              severity=Severity.WARNING)
+                continue
+            found = versions.qualify(Finding(item.key_span, message, fix=fix), strict)
+            if found is not None:
+                yield found
 
 
 def _field_set(mapping: Mapping, section: dict, name: str) -> bool:
@@ -175,9 +192,9 @@ def ignored_key(use, context):
     `scheduler`, `timers`), that DeepSpeed never reads. Sections whose keys are passed on to
     code that reads them later (`optimizer.params`, `scheduler.params`, `pipeline`,
     `checkpoint`, `autotuning`, the blocks inside `data_efficiency`) are not checked, nor keys
-    written as comments (`_comment`, `//`, `#...`). Keys introduced after the configured
-    `deepspeed-version` (e.g. `gradient_allreduce_op`, new in 0.19.6) are reported with that
-    version. A misspelled key with the value `"auto"` inside a validated section is reported
+    written as comments (`_comment`, `//`, `#...`). Keys introduced in a later release than a
+    pin allows (e.g. `gradient_allreduce_op`, new in 0.19.6) are reported with that release
+    (info when the pin allows newer releases too). A misspelled key with the value `"auto"` inside a validated section is reported
     here too: DeepSpeed drops `"auto"` values before validation (config_utils.py:54-57).
 
     ## Why it matters
@@ -199,27 +216,30 @@ def ignored_key(use, context):
     Renaming to the single close known key is offered as an unsafe fix: it changes what the
     launch does (the setting starts to take effect).
     """
-    version = ds.Version(context)
-    top_known = ds.known_keys(ds.schema(), version, ())
-    for path, mapping, section, strict in ds.sections(use.config, version):
+    versions = ds.Versions(use, context)
+    top_known = ds.known_keys(ds.schema(), versions, ())
+    for path, mapping, section, strict in ds.sections(use.config, versions):
         if not strict and path not in ds.LAX_CHECKED:
             continue
-        known = ds.known_keys(section, version, path)
+        known = ds.known_keys(section, versions, path)
         all_props = section.get("properties", {})
         for item in mapping.entries:
             if strict:
                 if item.key not in known and ds.is_auto(item.value):
-                    yield _auto_ignored(item, path)
+                    found = versions.qualify(_auto_ignored(item, path), strict)
+                    if found is not None:
+                        yield found
                 continue
-            if item.key in known or _comment_key(item.key) or _handled_elsewhere(path, item.key, version):
+            if _comment_key(item.key) or _handled_elsewhere(path, item.key):
                 continue
             if item.key in all_props:
-                introduced = ds.key_history(ds.dotted(path + (item.key,))).get("introduced")
-                yield Finding(
+                introduced = ds.introduced_in(path + (item.key,))
+                finding = Finding(
                     item.key_span,
-                    f"{version.label} ignores '{item.key}' {_where(path)}: it was introduced in DeepSpeed {introduced} "
-                    f"(version from {version.origin})",
+                    f"{versions.label} ignores '{item.key}' {_where(path)}: it was introduced in DeepSpeed {introduced}",
                 )
+                if (found := versions.qualify(finding, versions.before(introduced), spelling=True)) is not None:
+                    yield found
                 continue
             candidates = _candidates(item.key, known, section)
             hint = _hint(item, candidates, path, top_known)
@@ -238,12 +258,9 @@ def _auto_ignored(item: Entry, path: tuple) -> Finding:
     )
 
 
-def _handled_elsewhere(path: tuple, key: str, version: ds.Version) -> bool:
-    dotted = ds.dotted(path + (key,))
-    history = ds.key_history(dotted)
-    if history.get("renamed_to") and version.at_least(history.get("version")):
-        return True  # deprecated-key reports renamed keys
-    return False
+def _handled_elsewhere(path: tuple, key: str) -> bool:
+    """deprecated-key reports renamed keys (a valid key before the rename)."""
+    return bool(ds.key_history(ds.dotted(path + (key,))).get("renamed_to"))
 
 
 def _hint(item: Entry, candidates: list[str], path: tuple, top_known: dict) -> str:
@@ -270,8 +287,10 @@ def removed_key(use, context):
     `compression_training`, `amp`, `quantize_training`, `sparse_gradients`, `eigenvalue`,
     `sparse_attention`, `elasticity`, `graph_harvesting`, `curriculum_learning`,
     `progressive_layer_drop`, and `zero_optimization.mics_shard_size`,
-    `mics_hierarchical_params_gather`, `zeropp_loco_param`. Each is reported only when the
-    configured `deepspeed-version` is at or after its removal (0.19.7 or 0.19.8).
+    `mics_hierarchical_params_gather`, `zeropp_loco_param`. Each is an error when every
+    DeepSpeed release the launch may run with is at or after its removal (0.19.7 or 0.19.8),
+    and info naming those releases when some are older (nothing pinned: every release dslint
+    knows, 0.14.0 on).
 
     ## Why it matters
     `_reject_removed_config_keys` raises `DeepSpeedConfigError` for the mere presence of the
@@ -287,12 +306,13 @@ def removed_key(use, context):
     ```
 
     ## Fix safety
-    Deleting the key is safe: DeepSpeed no longer implements the feature, and the config does
-    not load with it. For `curriculum_learning`, moving it under
+    Deleting the key is safe when every allowed release has removed it: DeepSpeed no longer
+    implements the feature, and the config does not load with it (unsafe when older releases
+    still run the feature). For `curriculum_learning`, moving it under
     `data_efficiency.data_sampling.curriculum_learning` is offered as an unsafe alternative
     (the new section takes its settings per metric under `curriculum_metrics`).
     """
-    version = ds.Version(context)
+    versions = ds.Versions(use, context)
     config = use.config
     places = [((), config)]
     zero = ds.zero_section(config)
@@ -305,20 +325,26 @@ def removed_key(use, context):
             if not spec.get("x-dslint-removed"):
                 continue
             removed_in = ds.key_history(ds.dotted(path + (item.key,))).get("removed") or ds.fmt_version(ds.schema_version())
-            if not version.at_least(removed_in):
+            failing = versions.since(removed_in)
+            if not failing:
                 continue
             message = spec.get("x-dslint-removed-message", "").replace(" See https://github.com/deepspeedai/DeepSpeed/issues/8489.", "").strip()
             alternatives = []
             if item.key == "curriculum_learning" and path == () and "data_efficiency" not in config and isinstance(item.value, Mapping):
                 moved = '"data_efficiency": {"data_sampling": {"curriculum_learning": ' + item.value.span.text + "}}"
                 alternatives.append(Fix.unsafe("Move it to data_efficiency.data_sampling.curriculum_learning (its settings go under curriculum_metrics there)", Edit.replace(item.span, moved)))
-            yield Finding(
+            finding = Finding(
                 item.key_span,
                 f"'{ds.dotted(path + (item.key,))}' was removed in DeepSpeed {removed_in}: any value raises DeepSpeedConfigError "
                 f"({message}) [deepspeedai/DeepSpeed#8489]",
                 fix=Fix.safe(f"Remove '{item.key}'", remove_json_entry(mapping, item)),
                 alternatives=alternatives,
             )
+            found = versions.qualify(finding, failing)
+            if found is not None:
+                if found.severity is not None:  # older versions still run the feature: removing it is a choice
+                    found.fix = Fix.unsafe(finding.fix.title, *finding.fix.edits)
+                yield found
 
 
 # Deprecated ZeRO fields: replacement and how to rewrite them without changing behaviour.
@@ -370,7 +396,7 @@ def deprecated_key(use, context):
     `allgather_size`) are safe: DeepSpeed does the same. Renaming `aio.thread_count` is unsafe:
     the setting starts to take effect.
     """
-    version = ds.Version(context)
+    versions = ds.Versions(use, context)
     config = use.config
     zero_node = config.get("zero_optimization")
     if isinstance(zero_node, Scalar) and isinstance(zero_node.value, bool):
@@ -416,17 +442,20 @@ def deprecated_key(use, context):
         for item in aio.entries:
             history = ds.key_history(f"aio.{item.key}")
             new = history.get("renamed_to")
-            if not new or not version.at_least(history.get("version")):
+            if not new:
                 continue
             new_key = new.split(".")[-1]
             fix = None
             if new_key not in aio:
                 fix = Fix.unsafe(f"Rename to '{new_key}' (the setting starts to take effect)", rename_key(item, new_key))
-            yield Finding(
+            finding = Finding(
                 item.key_span,
-                f"'aio.{item.key}' was renamed '{new}' in DeepSpeed {history.get('version')}: {version.label} ignores it silently",
+                f"'aio.{item.key}' was renamed '{new}' in DeepSpeed {history.get('version')}: {versions.label} ignores it silently",
                 fix=fix,
             )
+            found = versions.qualify(finding, versions.since(history.get("version")))
+            if found is not None:
+                yield found
 
 
 def _replacement_present(zero: Mapping, replacement: str) -> bool:
@@ -504,8 +533,8 @@ def conflicting_keys(use, context):
     When both spellings hold the same value, removing the unprefixed (or deprecated) one is
     safe. When they differ the removal is unsafe: only you know which value was meant.
     """
-    version = ds.Version(context)
-    for path, mapping, section, strict in ds.sections(use.config, version):
+    versions = ds.Versions(use, context)
+    for path, mapping, section, strict in ds.sections(use.config, versions):
         if not strict:
             continue
         for rule_spec in section.get("allOf", []):
@@ -537,4 +566,7 @@ def conflicting_keys(use, context):
             fix = Fix.safe(title, remove_json_entry(mapping, drop)) if same else Fix.unsafe(title, remove_json_entry(mapping, drop))
             anchor = drop if drop.key_span.start > keep.key_span.start else keep
             other = keep if anchor is drop else drop
-            yield Finding(anchor.key_span, message, related=[Related(f"'{other.key}' is given here", other.key_span)], fix=fix)
+            found = versions.qualify(
+                Finding(anchor.key_span, message, related=[Related(f"'{other.key}' is given here", other.key_span)], fix=fix), strict)
+            if found is not None:
+                yield found

@@ -171,7 +171,7 @@ def _check_number(where: str, key: str, path: tuple, node: Node, value):
     return None
 
 
-def _section_findings(config: Mapping, version: ds.Version):
+def _section_findings(config: Mapping, versions: ds.Versions):
     root = ds.schema()
     for item in config.entries:
         spec = root["properties"].get(item.key)
@@ -182,7 +182,8 @@ def _section_findings(config: Mapping, version: ds.Version):
         target = ds.resolve(spec)
         if not ("properties" in target or target.get("type") == "object"):
             continue
-        if ds.strict_in_version((item.key,), target, version) is None:
+        read = ds.reading((item.key,), target, versions)[0]
+        if not read:
             continue
         node = item.value
         if isinstance(node, Mapping):
@@ -202,7 +203,7 @@ def _section_findings(config: Mapping, version: ds.Version):
         fix = None
         if value is None:
             fix = Fix.safe(f"Remove '{item.key}': null", remove_json_entry(config, item))
-        yield Finding(node.span, f"'{item.key}' is {_how(node) if value is not None else 'null'}, not an object: {crash}{_placeholder_hint(value)}", fix=fix)
+        yield from versions.within([Finding(node.span, f"'{item.key}' is {_how(node) if value is not None else 'null'}, not an object: {crash}{_placeholder_hint(value)}", fix=fix)], read)
 
 
 @rule("DS210", "value-type", severity="error", target="deepspeed", fixable=True)
@@ -251,8 +252,8 @@ def value_type(use, context):
     string belongs, and removing a section that is `null` are safe: DeepSpeed's reading of the
     value is kept. Rounding a fraction is unsafe (it changes the value).
     """
-    version = ds.Version(context)
-    yield from _section_findings(use.config, version)
+    versions = ds.Versions(use, context)
+    yield from _section_findings(use.config, versions)
     legacy = use.config.entry("allgather_size")
     zero = use.config.get("zero_optimization")
     if legacy is not None and isinstance(zero, Scalar) and zero.value is True and not ds.is_auto(legacy.value):
@@ -261,14 +262,14 @@ def value_type(use, context):
         problem = _check_type((), "allgather_size", ds.prop(("zero_optimization", "allgather_bucket_size")), legacy)
         if problem is not None:
             yield Finding(legacy.value.span, problem[0], fix=problem[1])
-    for path, item, spec in ds.described_entries(use.config, version, strict=True):
+    for path, item, spec, validated in ds.described_entries(use.config, versions, strict=True):
         if spec.get("x-dslint-removed"):
             continue
         problem = _check_type(path, item.key, spec, item)
         if problem is None:
             continue
         message, fix = problem
-        yield Finding(item.value.span, message, fix=fix)
+        yield from versions.within([Finding(item.value.span, message, fix=fix)], validated)
 
 
 @rule("DS211", "auto-wrong-case", severity="error", target="deepspeed", fixable=True)
@@ -305,7 +306,7 @@ def auto_wrong_case(use, context):
     Trainer, accelerate, ms-swift, LLaMA-Factory). Under plain DeepSpeed `"auto"` is no better,
     and for a config no launch reaches the reader is unknown: no fix there.
     """
-    for path, node in ds.read_scalars(use.config, ds.Version(context)):
+    for path, node in ds.read_scalars(use.config, ds.Versions(use, context)):
         value = node.value
         if not isinstance(value, str) or value == "auto" or value.strip().lower() != "auto":
             continue
@@ -367,13 +368,13 @@ def invalid_choice(use, context):
     Lowercasing an offload device and rewriting a dtype spelling (`bfloat16` → `bf16`,
     `float32` → `fp32`, ...) are safe: the meaning is the one DeepSpeed documents for the value.
     """
-    version = ds.Version(context)
+    versions = ds.Versions(use, context)
     config = use.config
-    for path, item, spec in ds.described_entries(config, version, strict=True):
+    for path, item, spec, validated in ds.described_entries(config, versions, strict=True):
         kinds, enum = _kinds(spec)
         if enum is None:
             continue
-        yield from _check_enum(path + (item.key,), item, kinds, enum)
+        yield from versions.within(_check_enum(path + (item.key,), item, kinds, enum), validated)
     for key in ("communication_data_type", "seq_parallel_communication_data_type"):
         item = config.entry(key)
         if item is None:
@@ -396,12 +397,13 @@ def invalid_choice(use, context):
             fix=fix,
         )
     item = config.entry("gradient_allreduce_op")
-    if item is not None and version.at_least(ds.key_history("gradient_allreduce_op").get("introduced")):
+    if item is not None:
         value = ds.raw(item.value)
         if not (isinstance(value, str) and value.lower() in ("mean", "sum")):
-            yield Finding(item.value.span, f"gradient_allreduce_op is {ds.show(item.value)}: DeepSpeed accepts 'mean' or 'sum' and raises 'Invalid gradient_allreduce_op'")
-    yield from _checkpoint_choices(config, version)
-    yield from _dtype_choices(config, version)
+            yield from versions.within([Finding(item.value.span, f"gradient_allreduce_op is {ds.show(item.value)}: DeepSpeed accepts 'mean' or 'sum' and raises 'Invalid gradient_allreduce_op'")],
+                               versions.since(ds.introduced_in(("gradient_allreduce_op",))))
+    yield from _checkpoint_choices(config, versions)
+    yield from _dtype_choices(config, versions)
 
 
 def _check_enum(path: tuple, item: Entry, kinds: set, enum: list):
@@ -428,7 +430,7 @@ def _check_enum(path: tuple, item: Entry, kinds: set, enum: list):
     yield Finding(node.span, f"{where} is {_how(node)}: pydantic raises 'Input should be {allowed}' (the values are case-sensitive){_placeholder_hint(value)}", fix=fix)
 
 
-def _checkpoint_choices(config: Mapping, version: ds.Version):
+def _checkpoint_choices(config: Mapping, versions: ds.Versions):
     checkpoint = config.get("checkpoint")
     if not isinstance(checkpoint, Mapping):
         return
@@ -436,15 +438,14 @@ def _checkpoint_choices(config: Mapping, version: ds.Version):
         node = ds.node_at(config, path)
         if node is None:
             continue
-        if path[-1] == "type" and version.before(ds.key_history("checkpoint.writer").get("introduced")):
-            continue
+        reading = versions.since(ds.introduced_in(("checkpoint", "writer"))) if path[-1] == "type" else versions.key
         value = ds.raw(node)
         if value is None and path[-1] == "type":
             continue
         if isinstance(value, str) and value.upper() in choices:
             continue
         crash = "raises AttributeError (it calls .upper())" if not isinstance(value, str) else "raises"
-        yield Finding(node.span, f"{ds.dotted(path)} is {ds.show(node)}: DeepSpeed accepts {', '.join(c.lower() for c in choices)} (any case) and {crash}")
+        yield from versions.within([Finding(node.span, f"{ds.dotted(path)} is {ds.show(node)}: DeepSpeed accepts {', '.join(c.lower() for c in choices)} (any case) and {crash}")], reading)
     node = ds.node_at(config, ("checkpoint", "parallel_write", "pipeline_stage"))
     if node is not None and ds.raw(node) not in (True, False):
         yield Finding(
@@ -454,31 +455,31 @@ def _checkpoint_choices(config: Mapping, version: ds.Version):
         )
 
 
-def _dtype_choices(config: Mapping, version: ds.Version):
+def _dtype_choices(config: Mapping, versions: ds.Versions):
     data_types = config.get("data_types")
     if isinstance(data_types, Mapping):
         for key in ("grad_accum_dtype", "param_dtype", "buffer_dtype"):
             item = data_types.entry(key)
             if item is None or ds.raw(item.value) is None:
                 continue
-            if version.before(ds.key_history(f"data_types.{key}").get("introduced")):
-                continue
             value = ds.raw(item.value)
             if value not in _DTYPES:
-                yield Finding(item.value.span, f"data_types.{key} is {ds.show(item.value)}: DeepSpeed looks it up in DtypeEnum (fp16, bf16, fp32, int8, ...) and fails at deepspeed.initialize")
+                yield from versions.within([Finding(item.value.span, f"data_types.{key} is {ds.show(item.value)}: DeepSpeed looks it up in DtypeEnum (fp16, bf16, fp32, int8, ...) and fails at deepspeed.initialize")],
+                                   versions.since(ds.introduced_in(("data_types", key))))
         item = data_types.entry("keep_in_fp32_modules")
-        if item is not None and version.at_least(ds.key_history("data_types.keep_in_fp32_modules").get("introduced")):
+        kept = versions.since(ds.introduced_in(("data_types", "keep_in_fp32_modules")))
+        if item is not None and kept:
             value = ds.raw(item.value)
             if value != "auto" and not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
                 fix = None
                 if isinstance(value, str):
                     fix = Fix.safe("Wrap it in a list", replace_value(item.value, [value]))
-                yield Finding(
+                yield from versions.within([Finding(
                     item.value.span,
                     f"data_types.keep_in_fp32_modules is {ds.show(item.value)}: DeepSpeed requires \"auto\" or a list of name patterns "
                     "and raises DeepSpeedConfigError (config.py:564-567)",
                     fix=fix,
-                )
+                )], kept)
     autocast = config.get("torch_autocast")
     if isinstance(autocast, Mapping):
         item = autocast.entry("dtype")
@@ -525,9 +526,9 @@ def value_out_of_bounds(use, context):
     Setting `min_loss_scale`/`loss_scale_window` to DeepSpeed's defaults (1 and 1000) is
     offered as an unsafe fix: it changes how the loss scale moves.
     """
-    version = ds.Version(context)
+    versions = ds.Versions(use, context)
     config = use.config
-    for path, item, spec in ds.described_entries(config, version, strict=True):
+    for path, item, spec, validated in ds.described_entries(config, versions, strict=True):
         kinds, enum = _kinds(spec)
         if enum is not None or not kinds & {"integer", "number"}:
             continue
@@ -538,7 +539,7 @@ def value_out_of_bounds(use, context):
         where = ds.dotted(path + (item.key,))
         bound = _violated(spec, number)
         if bound:
-            yield Finding(item.value.span, f"{where} is {ds.show(item.value)}: pydantic raises 'Input should be {bound}'")
+            yield from versions.within([Finding(item.value.span, f"{where} is {ds.show(item.value)}: pydantic raises 'Input should be {bound}'")], validated)
     fp16 = config.get("fp16")
     if isinstance(fp16, Mapping):
         item = fp16.entry("loss_scale")
@@ -619,49 +620,54 @@ def unchecked_value_type(use, context):
     `gradient_clipping` (which cannot work as a string) and unsafe for the booleans: DeepSpeed
     currently reads any non-empty string as true, so the fix changes what runs.
     """
-    version = ds.Version(context)
-    for path, item, spec in ds.described_entries(use.config, version, strict=False):
+    versions = ds.Versions(use, context)
+    for path, item, spec, read in ds.described_entries(use.config, versions, strict=False):
         if not spec.get("x-dslint-unchecked"):
             continue
-        if not path and item.key in BATCH_KEYS:
-            continue
-        kinds, enum = _kinds(spec)
-        kind = spec.get("type")
-        if kind not in ("boolean", "number", "integer") or enum:
-            continue
-        node = item.value
-        value = ds.raw(node)
-        if value is None or (isinstance(value, bool) and kind == "boolean") or (isinstance(value, (int, float)) and not isinstance(value, bool) and kind != "boolean"):
-            continue
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            continue  # 0/1 for a flag: Python truthiness works
-        where = ds.dotted(path + (item.key,))
-        if isinstance(value, bool):
-            continue  # a boolean for a number: True == 1 in Python; harmless here
-        if isinstance(value, str):
-            if kind == "boolean":
-                lowered = value.strip().lower()
-                target = True if lowered in ("true", "yes", "on", "1") else False if lowered in ("false", "no", "off", "0", "") else None
-                truth = "truthy" if value else "falsy"
-                message = f"{where} is {_how(node)}: DeepSpeed does not type-check it and a non-empty string is {truth}"
-                if target is False and value:
-                    message += ", so this turns the setting ON"
-                fix = Fix.unsafe(f"Write {str(target).lower()}", replace_value(node, target)) if target is not None else None
-                yield Finding(node.span, message, fix=fix)
-                continue
-            try:
-                number = float(value.strip())
-            except ValueError:
-                number = None
-            message = f"{where} is {_how(node)}, not a number: DeepSpeed does not type-check it and fails where it first compares or computes with it"
-            fix = None
-            if number is not None and math.isfinite(number):
-                written = int(number) if number.is_integer() and kind == "integer" else number
-                fix = Fix.safe(f"Write the number {written}", replace_value(node, written))
-            severity = Severity.ERROR if not path and item.key in _NUMERIC_CRASH else None
-            yield Finding(node.span, message + _placeholder_hint(value), fix=fix, severity=severity)
-            continue
-        yield Finding(node.span, f"{where} is {ds.describe(value)}, but DeepSpeed uses it as {'a boolean' if kind == 'boolean' else 'a number'}")
+        yield from versions.within(_unchecked(path, item, spec), read)
+
+
+def _unchecked(path: tuple, item: Entry, spec: dict):
+    """What DS214 reports about one entry of a section DeepSpeed reads with dict.get."""
+    if not path and item.key in BATCH_KEYS:
+        return
+    kinds, enum = _kinds(spec)
+    kind = spec.get("type")
+    if kind not in ("boolean", "number", "integer") or enum:
+        return
+    node = item.value
+    value = ds.raw(node)
+    if value is None or (isinstance(value, bool) and kind == "boolean") or (isinstance(value, (int, float)) and not isinstance(value, bool) and kind != "boolean"):
+        return
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return  # 0/1 for a flag: Python truthiness works
+    where = ds.dotted(path + (item.key,))
+    if isinstance(value, bool):
+        return  # a boolean for a number: True == 1 in Python; harmless here
+    if isinstance(value, str):
+        if kind == "boolean":
+            lowered = value.strip().lower()
+            target = True if lowered in ("true", "yes", "on", "1") else False if lowered in ("false", "no", "off", "0", "") else None
+            truth = "truthy" if value else "falsy"
+            message = f"{where} is {_how(node)}: DeepSpeed does not type-check it and a non-empty string is {truth}"
+            if target is False and value:
+                message += ", so this turns the setting ON"
+            fix = Fix.unsafe(f"Write {str(target).lower()}", replace_value(node, target)) if target is not None else None
+            yield Finding(node.span, message, fix=fix)
+            return
+        try:
+            number = float(value.strip())
+        except ValueError:
+            number = None
+        message = f"{where} is {_how(node)}, not a number: DeepSpeed does not type-check it and fails where it first compares or computes with it"
+        fix = None
+        if number is not None and math.isfinite(number):
+            written = int(number) if number.is_integer() and kind == "integer" else number
+            fix = Fix.safe(f"Write the number {written}", replace_value(node, written))
+        severity = Severity.ERROR if not path and item.key in _NUMERIC_CRASH else None
+        yield Finding(node.span, message + _placeholder_hint(value), fix=fix, severity=severity)
+        return
+    yield Finding(node.span, f"{where} is {ds.describe(value)}, but DeepSpeed uses it as {'a boolean' if kind == 'boolean' else 'a number'}")
 
 
 @rule("DS219", "gradient-clipping-default", severity="info", target="deepspeed")
@@ -697,13 +703,18 @@ def gradient_clipping_default(use, context):
         return
     if not (ds.hf_like(use) or "optimizer" in config or "zero_optimization" in config):
         return  # a fragment with batch sizes only says nothing about the training run
-    version = ds.Version(context)
+    versions = ds.Versions(use, context)
     history = ds.key_history("gradient_clipping").get("default_changed", {})
     changed = history.get("version", "0.19.3")
-    if version.at_least(changed):
-        now = f"{version.label} clips gradients at norm {history.get('to', 1.0)} by default; DeepSpeed before {changed} did not clip"
+    clipping = versions.judge(versions.since(changed))
+    norm = history.get("to", 1.0)
+    if clipping.everywhere:
+        now = f"{clipping.where()} clips gradients at norm {norm} by default; DeepSpeed before {changed} did not clip"
+    elif not clipping.anywhere:
+        now = f"{versions.judge(versions.key).where()} does not clip by default; DeepSpeed {changed} and later clip at norm {norm}"
     else:
-        now = f"{version.label} does not clip by default; DeepSpeed {changed} and later clip at norm {history.get('to', 1.0)}"
+        now = (f"{clipping.where()} clips gradients at norm {norm} by default and older releases do not "
+               f"({versions.candidates.why()})")
     yield Finding(
         ds.opening(use.config),
         f"gradient_clipping is absent: {now} (default changed in PR #8068); set it explicitly"

@@ -794,7 +794,10 @@ def swift_config_flag(plan, context):
     argument (`swift sft config.yaml`, swift/cli/main.py:38-71). `--config` is understood only
     by the Ray Megatron pipeline (`megatron rlhf --use_ray true`); anywhere else argparse leaves
     it over and ms-swift stops with `ValueError: remaining_argv: ['--config', 'x.yaml']`
-    (swift/pipelines/base.py:35-40).
+    (swift/pipelines/base.py:35-40). ms-swift 3.x does read `--config file.yaml`
+    (swift/cli/main.py `prepare_config_args`): when the versions a launch may run with include
+    3.x (nothing pins ms-swift, or a range does), the finding is info and names the versions
+    that stop.
 
     ## Why it matters
     ms-swift stops at argument parsing, and the settings in the file were never applied.
@@ -813,9 +816,11 @@ def swift_config_flag(plan, context):
         return
     from dslint.rules._training import arg_space, in_use
 
-    use = in_use("ms-swift", plan.origin.path if plan.origin is not None else None, context.settings)
-    if use is not None and use.known and arg_space(use.generation.schema_name, ()).reader.get("flag") == "--config":
-        return  # ms-swift 3.x reads `--config file.yaml` (swift/cli/main.py prepare_config_args)
+    use = in_use("ms-swift", plan.origin.path if plan.origin is not None else None, context.settings, plan.program)
+    # ms-swift 3.x reads `--config file.yaml` (swift/cli/main.py prepare_config_args)
+    verdict = use.judge((), lambda space: space.reader.get("flag") != "--config") if use is not None else None
+    if verdict is not None and not verdict.anywhere:
+        return
     for option in plan.command.program_args:
         if option.name in ("--config", "--config_file") and option.value is not None:
             from dslint.diagnostics import Edit
@@ -823,7 +828,7 @@ def swift_config_flag(plan, context):
             source = option.span.source
             entry = plan.command.command.args[0] if plan.command.command.args else None
             fix = None
-            if entry is not None and option.value.value:
+            if entry is not None and option.value.value and (verdict is None or verdict.everywhere):
                 end = option.span.end
                 while end < len(source.text) and source.text[end] in " \t":
                     end += 1
@@ -832,12 +837,10 @@ def swift_config_flag(plan, context):
                     Edit(source, option.span.start, end, ""),
                     Edit(source, entry.span.end, entry.span.end, f" {option.value.raw}"),
                 )
-            yield Finding(
-                option.name_span or option.span,
-                f"{plan.entry or 'ms-swift'} does not read {option.name}: it takes the config file as its first argument "
-                f"(`{plan.entry or 'swift sft'} {option.value.raw}`); as written it stops with remaining_argv",
-                fix=fix,
-            )
+            message = (f"{plan.entry or 'ms-swift'} does not read {option.name}: it takes the config file as its first "
+                       f"argument (`{plan.entry or 'swift sft'} {option.value.raw}`); as written it stops with remaining_argv")
+            yield Finding(option.name_span or option.span, verdict.qualify(message) if verdict else message, fix=fix,
+                          severity=verdict.severity() if verdict else None)
 
 
 @rule("DS312", "swift-tuner-flag", severity="warning", target="launch", fixable=True, consumers=("swift", "megatron"))
@@ -851,9 +854,12 @@ def swift_tuner_flag(plan, context):
     generation does not know stops ms-swift with `ValueError: remaining_argv: ['--sft_type',
     'lora']` (modelscope/ms-swift#7836, #3763), and a 3.x installation given the 4.x flag stops
     with `remaining_argv: ['--tuner_type', 'lora']`. Which generation has which flag is read from
-    the ms-swift schemas (2.6, 3.12, 4.6); the version in use from the `swift-version` setting,
-    the installed package (`detect-installed-versions`) or a pin in the repository. With a known
-    version the finding is an error; without one, a warning that names each generation.
+    the ms-swift schemas (2.6, 3.12, 4.6) and the documented renames (`--train_type` from 3.0 to
+    4.0); the versions from the `swift-version` setting, the installed package
+    (`detect-installed-versions`) or a pin in the repository. When every version the pin allows
+    lacks the flag the finding is an error; when nothing pins ms-swift and no known version has
+    it, a warning; when only some versions lack it, info naming them (`ms-swift==3.1.0` with
+    `--train_type` is clean).
 
     ## Why it matters
     A flag from another generation stops ms-swift at argument parsing with `remaining_argv`.
@@ -863,18 +869,20 @@ def swift_tuner_flag(plan, context):
     Use instead: `--tuner_type lora` (4.1+), `--train_type lora` (3.x).
 
     ## Fix safety
-    Safe when the version is known (the flag this version calls it); unsafe otherwise.
+    Safe when a pin or setting says which versions run and all of them call the flag the same
+    other name; no fix when only some versions lack the flag.
     """
     from dslint.diagnostics import Edit
     from dslint.rules._training import swift_tuner_flag_findings
 
     if plan.consumer not in ("swift", "megatron"):
         return
-    for arg, message, right, certain in swift_tuner_flag_findings(plan, context.settings):
+    for arg, message, right, verdict in swift_tuner_flag_findings(plan, context.settings):
+        certain = verdict.everywhere and verdict.candidates.evidence is not None
         fix = None
         span = arg.name_span
-        if right and span is not None:
+        if right and span is not None and verdict.everywhere:
             text = f"--{right}" if span.text.startswith("--") else right
             fix = (Fix.safe if certain else Fix.unsafe)(f"Rename to {right}", Edit.replace(span, text))
         yield Finding(arg.name_span or arg.span or plan.span, message, fix=fix,
-                      severity=Severity.ERROR if certain else None)
+                      severity=Severity.ERROR if certain else verdict.severity())

@@ -18,8 +18,9 @@ from dslint.diagnostics import Edit, Finding, Fix, Related, Severity
 from dslint.documents.model import Mapping, Scalar
 from dslint.launch.consumer import program_arguments
 from dslint.rule import rule
+from dslint.rules import _training
 from dslint.rules._training import (
-    DOCUMENTED_RENAMES, PACKAGE_LABEL, ArgSpace, InUse, arg_space, generations, in_use, other_generations, plan_sets,
+    PACKAGE_LABEL, ArgSpace, InUse, arg_space, documented, generations, in_use, other_generations, plan_sets,
 )
 from dslint.versions import compare
 
@@ -62,7 +63,7 @@ class _Context:
         found = plan_sets(plan)
         self.package, self.sets, self.strict = found if found else (None, (), False)
         start = plan.origin.path if plan.origin is not None else None
-        self.in_use: InUse | None = in_use(self.package, start, context.settings) if self.package else None
+        self.in_use: InUse | None = in_use(self.package, start, context.settings, plan.program) if self.package else None
         self.space: ArgSpace | None = arg_space(self.in_use.generation.schema_name, self.sets) if self.in_use else None
         self.config_doc = None
         if plan.training_config is not None and plan.training_config.document is not None:
@@ -156,7 +157,7 @@ class _Context:
         return "unknown"
 
     def version_related(self) -> Related:
-        return Related(f"assumed {self.in_use.describe()}")
+        return Related(self.in_use.describe())
 
     def lookup(self, name: str):
         found = self.space.lookup(name)
@@ -220,10 +221,6 @@ def _rename_edit(arg, new: str) -> Edit | None:
     return Edit.replace(span, f"{quote}{new}{quote}")
 
 
-def _severity(certain: bool) -> Severity | None:
-    return None if certain else Severity.WARNING
-
-
 def _shown(value: Any) -> str:
     return repr(value) if isinstance(value, str) else str(value)
 
@@ -267,10 +264,15 @@ def unknown_training_argument(plan, context):
     from each package version (`dslint schema ms-swift`), including `--no_*` complements, dashed
     spellings and argparse's unique-prefix abbreviations.
 
-    The message names the version assumed and where it came from (a `*-version` setting, the
-    installed package with `detect-installed-versions`, or a pin in `requirements*.txt`,
-    `pyproject.toml`, `setup.py`, `setup.cfg`, `environment.yml`). Without a known version the
-    newest shipped schema is assumed and the finding is a warning.
+    Each version the launch may run with is judged (dslint/versions.py: a `*-version` setting,
+    the installed package with `detect-installed-versions`, or the nearest pin in
+    `requirements*.txt`, `pyproject.toml`, `setup.py`, `setup.cfg`, `environment.yml`, a
+    Dockerfile or a lock file; with none, every version dslint knows), from the schema of its
+    generation and the lifetimes the projects document (transformers 5.0 removed
+    `overwrite_output_dir`, `adafactor`, `no_cuda`, ...). A name that only some of those versions
+    lack is info that names them (`--warmup_ratio` with nothing pinned: transformers 5.23 has no
+    such field, 4.x has); a name that no known version has is a warning when nothing pins the
+    package (a newer release may have added it) and an error when a pin says which versions run.
 
     ## Why it matters
     The job stops while it parses its arguments: it waited for its nodes only to exit before
@@ -292,35 +294,34 @@ def unknown_training_argument(plan, context):
     if not ctx.active:
         return
     owned = OWNED_ELSEWHERE.get(ctx.package, set())
-    renames = DOCUMENTED_RENAMES.get(ctx.package, {})
     megatron = _megatron_core_space() if ctx.package == "llamafactory" and _use_mca(plan) is not False else None
+    spaces = [arg_space(g.schema_name, ctx.sets) for g in generations(ctx.package)]
     for name, arg in plan.args.items():
         if not name or name in owned or name.startswith("$") or name == "ENV":
             continue
-        if ctx.lookup(name) is not None:
-            continue
+        life = documented(ctx.package, name)
+        having = [g for g, space in zip(generations(ctx.package), spaces) if space.lookup(name) is not None]
+        if life is None and len(having) == len(spaces):
+            continue  # every generation has it
+        if ctx.space.lookup(name) is None and any(space.lookup(name) is not None for space in ctx.extra_spaces):
+            continue  # a TRL field of a transformers launch
         if megatron is not None and megatron.lookup(name) is not None:
             continue  # with USE_MCA=1 LLaMA-Factory parses mcore_adapter's TrainingArguments, Megatron-Core's names
-        if ctx.package == "ms-swift" and not ctx.from_yaml(arg) and ctx.space.prefix_match(name):
+        if ctx.package == "ms-swift" and ctx.space.prefix_match(name):
             continue  # argparse accepts a unique prefix of an option
-        if ctx.package == "ms-swift" and ctx.from_yaml(arg) and ctx.space.prefix_match(name):
-            continue
-        elsewhere = [g for g in other_generations(ctx.package, ctx.in_use.generation.schema_name)
-                     if arg_space(g.schema_name, ctx.sets).lookup(name) is not None]
-        if not ctx.strict and not elsewhere and name not in renames:
+        if name.lstrip("-").replace("-", "_") in ctx.own:
+            continue  # a field or flag the program's own parsers define
+        if not ctx.strict and not having and life is None:
             continue  # a custom script's own dataclass field
-        certain = ctx.in_use.known and all(s.lookup(name) is None for s in ctx.in_use.spaces(ctx.sets))
-        if ctx.in_use.gone_by_documented_rename(name) is not None:
-            certain = True
-        own_verdict = ctx.parsers is not None and not elsewhere and name not in renames
-        if own_verdict:
-            certain = True  # no version dslint knows has it, and the program's own parsers lack it
-        target, safe, why = None, False, ""
-        if name in renames and ctx.space.lookup(renames[name][0]) is not None:
-            target, _, why = renames[name]
-            safe = certain
+        verdict = ctx.in_use.judge_name(ctx.sets, name)
+        if not verdict.anywhere:
+            continue
+        own_verdict = ctx.parsers is not None and not having and life is None
+        target, why = None, ""
+        if life is not None and life.renamed_to and ctx.space.lookup(life.renamed_to) is not None:
+            target, why = life.renamed_to, life.source
         else:
-            for gen in elsewhere:
+            for gen in having:
                 prop = arg_space(gen.schema_name, ctx.sets).lookup(name)[1]
                 replaced = prop.get("x-dslint-replaced-by")
                 if replaced and ctx.space.lookup(replaced) is not None:
@@ -331,7 +332,8 @@ def unknown_training_argument(plan, context):
                 target = close[0] if close else None
             if target is None:
                 target = ctx.space.closest(name)
-        version = ctx.in_use.generation.version
+        if target == name:
+            target = None  # the newest version has it: older ones lack it
         label = ctx.label()
         flag = f"--{name}" if not ctx.from_yaml(arg) else name
         if ctx.package == "ms-swift":
@@ -342,19 +344,21 @@ def unknown_training_argument(plan, context):
             effect = f"the program's parsers do not accept it ({ctx.parsers_text()})"
         else:
             effect = "HfArgumentParser does not accept it (parse_dict/parse_args raise on unused keys)"
-        message = f"{flag} is not a {label} {version} argument: {effect}"
+        message = f"{flag} is not an argument of {verdict.where()}: {effect}"
         if own_verdict:
             message = f"{flag} is not an argument of {plan.program.program}: {effect}"
-        if elsewhere:
-            message += f" (it exists in {label} {', '.join(g.version for g in elsewhere)})"
+        if having:
+            message += f" (it exists in {label} {', '.join(g.version for g in having)})"
         if target:
             message += f"; did you mean {'--' if flag.startswith('--') else ''}{target}?" + (f" ({why})" if why else "")
-        edit = _rename_edit(arg, target) if target else None
+        message += f" [{ctx.in_use.candidates.why()}]"
+        edit = _rename_edit(arg, target) if target and verdict.everywhere else None
         fix = None
         if edit is not None:
+            safe = life is not None and target == life.renamed_to and verdict.pinned
             fix = (Fix.safe if safe else Fix.unsafe)(f"Rename {name} to {target}", edit)
         yield Finding(arg.name_span or arg.span or plan.span, message, related=[ctx.version_related()], fix=fix,
-                      severity=_severity(certain))
+                      severity=verdict.severity(unpinned=Severity.WARNING))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -443,18 +447,24 @@ def training_value_type(plan, context):
             raw = node.span.text
             if isinstance(node.value, str) and _FLOAT_AS_STRING.match(raw) and kinds & {"number", "integer"} and "string" not in kinds:
                 fixed = _float_text(raw)
-                if reader == "tokens" or reader == "omegaconf-dict":
+                if reader == "tokens":
                     continue  # converted by the consumer
-                certain = reader == "pyyaml-dict"
-                who = ("LLaMA-Factory " + ctx.space.version + " reads YAML with PyYAML and passes values unchanged"
-                       if reader == "pyyaml-dict" else
-                       "readers that pass YAML values unchanged to the dataclass (HfArgumentParser.parse_yaml_file/parse_dict) keep it a string")
+                severity = Severity.WARNING
+                who = "readers that pass YAML values unchanged to the dataclass (HfArgumentParser.parse_yaml_file/parse_dict) keep it a string"
+                if ctx.package == "llamafactory":
+                    verdict = _pyyaml_reader(ctx)
+                    if not verdict.anywhere:
+                        continue  # OmegaConf (LLaMA-Factory 0.9) converts it
+                    who = f"{verdict.where()} reads YAML with PyYAML and passes values unchanged"
+                    if not verdict.everywhere:
+                        who += f" ({verdict.candidates.why()})"
+                    severity = verdict.severity()
                 yield Finding(
                     node.span,
                     f"{name}: {raw} is the string '{raw}' in YAML 1.1 (PyYAML needs a dot: {fixed}); {who}, "
                     "and the optimizer or comparison fails with TypeError",
                     fix=Fix.safe(f"Write {fixed}", Edit.replace(node.span, fixed), any_reader=True),
-                    severity=_severity(certain),
+                    severity=severity,
                 )
                 continue
             value = node.value
@@ -469,7 +479,8 @@ def training_value_type(plan, context):
                         pass
                 yield Finding(node.span, f"{name}: {_shown(value)} is a string, but {ctx.label()} expects "
                               f"{prop.get('x-dslint-python-type', '/'.join(sorted(kinds)))}",
-                              severity=_severity(ctx.in_use.known and reader == "pyyaml-dict"))
+                              severity=None if ctx.package == "llamafactory" and _pyyaml_reader(ctx).everywhere
+                              and _pyyaml_reader(ctx).pinned else Severity.WARNING)
             elif reader == "tokens" and not isinstance(value, (list, dict)):
                 ok, _ = _cli_convert(prop, str(value))
                 if not ok:
@@ -491,6 +502,11 @@ def training_value_type(plan, context):
                               f"{who} expects {prop.get('x-dslint-python-type', '?')}",
                               related=[] if defined else [ctx.version_related()])
                 break
+
+
+def _pyyaml_reader(ctx: _Context):
+    """Where LLaMA-Factory reads YAML with PyYAML (0.8) rather than OmegaConf (0.9), among the candidates."""
+    return ctx.in_use.judge(ctx.sets, lambda space: space.reader.get("loader") != "omegaconf", spelling=False)
 
 
 def _float_text(raw: str) -> str:
@@ -676,41 +692,57 @@ def invalid_training_choice(plan, context):
             if arg.value is True or arg.assumed or not isinstance(arg.value, str) or "$" in arg.value:
                 continue
             value, span = arg.value, arg.span
-        if value is None or _valid_choice(value, choices):
+        if value is None:
             continue
-        if isinstance(value, str) and value.lower() in ("none", "null") and None in choices:
-            continue
-        valid = [c for c in choices if c is not None]
-        elsewhere = [g.version for g in other_generations(ctx.package, ctx.in_use.generation.schema_name)
-                     if (o := arg_space(g.schema_name, ctx.sets).lookup(name)) is not None
-                     and (not o[1].get("enum") or _valid_choice(value, o[1]["enum"]))]
         use = ctx.in_use
+        sets = ctx.sets
         if ctx.space.lookup(name) is None:  # a TRL field of a transformers launch: TRL's version decides
-            use = in_use("trl", plan.origin.path, context.settings) or use
+            use, sets = in_use("trl", plan.origin.path, context.settings) or use, ()
+        spaces = {g.version: arg_space(g.schema_name, sets) for g in generations(use.package)}
+        rejected = {version for version, space in spaces.items() if _rejects(space, name, value)}
+        if not rejected and not _rejects(ctx.space, name, value):
+            continue
+        verdict = use.judge(sets, lambda space: _rejects(space, name, value))
+        if not verdict.anywhere:
+            continue
+        if _rejects(ctx.space, name, value):
+            choices = ctx.lookup(name)[1]["enum"]
+        else:  # valid in the newest candidate: list what an older one accepts
+            older = arg_space(_training.primary(use.package, (verdict.failing or verdict.unsure)[-1]).schema_name, sets).lookup(name)
+            choices = older[1].get("enum") or choices if older else choices
+        valid = [c for c in choices if c is not None]
+        elsewhere = [version for version, space in spaces.items() if version not in rejected and space.lookup(name) is not None]
         lowered_any = isinstance(value, str) and any(isinstance(c, str) and c.lower() == value.lower() for c in choices)
-        same_everywhere = False
-        if not elsewhere:
-            others = [arg_space(g.schema_name, ctx.sets if use is ctx.in_use else ()).lookup(name)
-                      for g in generations(use.package)]
-            same_everywhere = all(o is not None and sorted(map(str, o[1].get("enum") or [])) == sorted(map(str, choices))
-                                  for o in others)
-        certain = use.known or (not elsewhere and (lowered_any or same_everywhere))
+        same_everywhere = len(rejected) == len(spaces) and len({tuple(sorted(map(str, sp.lookup(name)[1].get("enum") or [])))
+                                                                for sp in spaces.values()}) == 1
         lowered = [c for c in valid if isinstance(c, str) and isinstance(value, str) and c.lower() == value.lower()]
         import difflib
 
         close = lowered or difflib.get_close_matches(str(value), [str(c) for c in valid], n=1, cutoff=0.6)
         fix = None
-        if close and span is not None:
+        if close and span is not None and verdict.everywhere:
             text = close[0] if span.text[:1] not in "\"'" else f"{span.text[0]}{close[0]}{span.text[0]}"
             fix = (Fix.safe if lowered else Fix.unsafe)(f"Use {close[0]}", Edit.replace(span, text))
         shown = [str(c) for c in (close or [])] + [str(c) for c in valid if str(c) not in (close or [])]
         listed = ", ".join(shown[:12]) + (f", … ({len(shown) - 12} more)" if len(shown) > 12 else "")
-        label = PACKAGE_LABEL.get(use.package, use.package)
-        message = f"{name}: {_shown(value)} is not a valid choice for {label} {use.generation.version} (valid: {listed})"
+        message = f"{name}: {_shown(value)} is not a valid choice for {verdict.where()} (valid: {listed})"
         if elsewhere:
-            message += f"; {ctx.label()} {', '.join(elsewhere)} accepts it"
-        yield Finding(span or plan.span, message, related=[Related(f"assumed {use.describe()}")], fix=fix,
-                      severity=_severity(certain))
+            message += f"; {PACKAGE_LABEL.get(use.package, use.package)} {', '.join(elsewhere)} accepts it"
+        message += f" [{use.candidates.why()}]"
+        unpinned = None if lowered_any or same_everywhere else Severity.WARNING
+        yield Finding(span or plan.span, message, related=[Related(use.describe())], fix=fix,
+                      severity=verdict.severity(unpinned=unpinned))
+
+
+def _rejects(space: ArgSpace, name: str, value) -> bool:
+    """The field has choices in this parser and ``value`` is none of them (a missing field is DS701's)."""
+    found = space.lookup(name)
+    if found is None or not found[1].get("enum"):
+        return False
+    choices = found[1]["enum"]
+    if _valid_choice(value, choices):
+        return False
+    return not (isinstance(value, str) and value.lower() in ("none", "null") and None in choices)
 
 
 def _valid_choice(value, choices) -> bool:
@@ -919,11 +951,14 @@ def eval_without_dataset(plan, context):
     train = plan.arg("do_train")
     if strategy is not None and isinstance(strategy.value, str) and strategy.value not in ("no",) and train is not None and _truthy(train.value):
         # The Trainer's check came with transformers 4.46; LLaMA-Factory 0.9 requires transformers >= 4.55.
-        certain = ctx.in_use.known and compare(ctx.in_use.generation.version, "0.9") >= 0
-        yield Finding(strategy.name_span or strategy.span or plan.span,
-                      f"{strategy.name} {strategy.value} without eval_dataset or val_size: the Trainer stops with "
-                      "'You have set args.eval_strategy to ... but you didn't pass an eval_dataset to Trainer'",
-                      related=[ctx.version_related()], severity=_severity(certain))
+        # Before 0.9 it depends on the transformers LLaMA-Factory runs with: dslint cannot tell.
+        verdict = ctx.in_use.candidates.judge(lambda version: True if compare(version, "0.9") >= 0 else None)
+        if not verdict.anywhere:
+            return
+        message = (f"{strategy.name} {strategy.value} without eval_dataset or val_size: the Trainer stops with "
+                   "'You have set args.eval_strategy to ... but you didn't pass an eval_dataset to Trainer'")
+        yield Finding(strategy.name_span or strategy.span or plan.span, verdict.qualify(message),
+                      related=[ctx.version_related()], severity=verdict.severity())
 
 
 @rule("DS713", "incompatible-with-zero3", severity="error", target="launch", consumers=("llamafactory",))
@@ -1035,23 +1070,12 @@ def _use_reentrant_false(ctx: _Context, arg):
 
 
 def _deepspeed_before_fix(plan, context):
-    """(severity, DeepSpeed clause, related, tail) when the DeepSpeed in use may lack the fix; None when it has it."""
-    from dslint.versions import version_of
+    """Where the DeepSpeed versions the launch may run with lack the fix; None when none does."""
+    from dslint.versions import candidates
 
     start = plan.origin.path if plan.origin is not None else None
-    info = version_of("deepspeed", start, context.settings)
-    if info is None:
-        return (Severity.WARNING, f"DeepSpeed before {_REENTRANT_FIXED_IN}",
-                Related(f"DeepSpeed version not known (no deepspeed-version setting or deepspeed pin): assumed before "
-                        f"{_REENTRANT_FIXED_IN}"),
-                f" (DeepSpeed version unknown: set deepspeed-version if you run {_REENTRANT_FIXED_IN} or later)")
-    if compare(info.version, _REENTRANT_FIXED_IN) >= 0:
-        return None
-    related = Related(f"assumed {info.describe()}", None)
-    if info.exact or (info.upper is not None and compare(info.upper, _REENTRANT_FIXED_IN) <= 0):
-        return None, f"DeepSpeed {info.version}", related, ""
-    return (Severity.WARNING, f"DeepSpeed before {_REENTRANT_FIXED_IN} (deepspeed{info.spec} allows {info.version})", related,
-            f" (set deepspeed-version if you run {_REENTRANT_FIXED_IN} or later)")
+    verdict = candidates("deepspeed", start, context.settings).judge(lambda v: compare(v, _REENTRANT_FIXED_IN) < 0)
+    return verdict if verdict.anywhere else None
 
 
 @rule("DS722", "zero3-non-reentrant-checkpointing", severity="error", target="launch", fixable=True, consumers=("hf", "swift", "llamafactory", "megatron"))
@@ -1079,9 +1103,10 @@ def zero3_non_reentrant_checkpointing(plan, context):
     has frozen parameters is not in the launch), and full fine-tuning, even where the consumer
     freezes part of the model (a vision tower).
 
-    The DeepSpeed version comes from the `deepspeed-version` setting, the installed package
-    (`detect-installed-versions`) or a pin in the repository: error before 0.19.3, nothing from
-    0.19.3 on, a warning when no version is known or a pinned range allows both.
+    The DeepSpeed versions come from the `deepspeed-version` setting, the installed package
+    (`detect-installed-versions`) or a pin in the repository: an error when every version they
+    allow is before 0.19.3, nothing when all are 0.19.3 or later, and info naming the versions
+    that crash when a range (or nothing pinned: every version dslint knows) allows both.
 
     ## Why it matters
     In the first backward pass, torch recomputes each checkpointed layer, and ZeRO-3 partitions the
@@ -1172,16 +1197,17 @@ def zero3_non_reentrant_checkpointing(plan, context):
     verdict = _deepspeed_before_fix(plan, context)
     if verdict is None:
         return
-    severity, deepspeed, version_related, tail = verdict
     related = [Related("zero_optimization.stage 3 in the DeepSpeed config", stage_node.span if stage_node is not None else None),
-               tuner_related, version_related]
+               tuner_related, Related(verdict.candidates.describe())]
+    deepspeed = verdict.where()
+    tail = "" if verdict.everywhere else f" ({verdict.candidates.why()})"
     message = (f"non-reentrant gradient checkpointing ({what}) of {method} training (frozen base weights) under ZeRO-3 "
                f"crashes in the first backward on {deepspeed}: torch.utils.checkpoint.CheckpointError 'Recomputed values "
                "for the following tensors have different metadata than during the forward pass' (saved shape [N], "
                "recomputed [0]), because ZeRO-3 partitions the frozen weights again during the recompute; "
                f"{remedy}, or use DeepSpeed >= {_REENTRANT_FIXED_IN}{tail}")
     fix = Fix.unsafe(fix_title, edit) if edit is not None else None
-    yield Finding(span or arg.name_span or plan.span, message, related=related, fix=fix, severity=severity)
+    yield Finding(span or arg.name_span or plan.span, message, related=related, fix=fix, severity=verdict.severity())
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1222,28 +1248,33 @@ def config_file_not_read(plan, context):
     ctx = _context(plan, context)
     if not ctx.active or plan.command is None or ctx.package not in ("ms-swift", "llamafactory"):
         return
-    reader = ctx.space.reader
     launch = plan.command
     config = launch.config_file
-    label = f"{ctx.label()} {ctx.space.version}"
+    label = ctx.label()
     if config is not None and config.value:
         suffix = "." + config.value.rsplit(".", 1)[-1].lower() if "." in config.value else ""
-        accepted = reader.get("positional-suffixes") or []
-        if accepted and suffix not in accepted:
-            certain = ctx.in_use.known and all(suffix not in (s.reader.get("positional-suffixes") or [])
-                                               for s in ctx.in_use.spaces(ctx.sets))
+
+        def unread(space) -> bool:
+            accepted = space.reader.get("positional-suffixes") or []
+            return bool(accepted) and suffix not in accepted
+
+        verdict = ctx.in_use.judge(ctx.sets, unread)
+        only = ctx.in_use.judge(ctx.sets, lambda space: bool(space.reader.get("config-must-be-only-argument"))) \
+            if ctx.package == "llamafactory" and launch.overrides else None
+        if verdict.anywhere:
+            reader = _reader_of(ctx, verdict)
             how = ""
             if ctx.package == "ms-swift" and reader.get("flag"):
-                how = f"; this version reads YAML through {reader['flag']} {config.value}"
-            yield Finding(config.span, f"{label} reads only {', '.join(accepted)} files as the first argument, not "
-                          f"'{config.value}': it is left over as an argument and the parser stops{how}",
-                          related=[ctx.version_related()], severity=_severity(certain))
-        elif ctx.package == "llamafactory" and reader.get("config-must-be-only-argument") and launch.overrides:
-            certain = ctx.in_use.known
-            yield Finding(launch.overrides[0].span, f"{label} reads the config file only when it is the single argument; "
-                          "with key=value after it the whole command line goes to HfArgumentParser, which raises "
-                          "'Some specified arguments are not used by the HfArgumentParser'",
-                          related=[ctx.version_related()], severity=_severity(certain))
+                how = f"; it reads YAML through {reader['flag']} {config.value}"
+            message = (f"{verdict.where()} reads only {', '.join(reader.get('positional-suffixes') or [])} files as the first "
+                       f"argument, not '{config.value}': it is left over as an argument and the parser stops{how}")
+            yield Finding(config.span, verdict.qualify(message), related=[ctx.version_related()], severity=verdict.severity())
+        elif only is not None and only.anywhere:
+            message = (f"{only.where()} reads the config file only when it is the single argument; with key=value after it "
+                       "the whole command line goes to HfArgumentParser, which raises 'Some specified arguments are not used "
+                       "by the HfArgumentParser'")
+            yield Finding(launch.overrides[0].span, only.qualify(message), related=[ctx.version_related()],
+                          severity=only.severity())
     for index, option in enumerate(launch.program_args):
         if index == 0 and option.name is None:
             continue  # the first argument of the program (src/train.py cfg.yaml) is read as the config
@@ -1259,6 +1290,12 @@ def config_file_not_read(plan, context):
             yield Finding(word.span, f"'{text}' is not the first argument, so {label} does not read it as a config: "
                           "it is left over and the parser stops" + (" (remaining_argv)" if ctx.package == "ms-swift" else ""),
                           related=[ctx.version_related()], severity=Severity.WARNING if option.name is not None else None)
+
+
+def _reader_of(ctx: _Context, verdict) -> dict:
+    """How the newest version a verdict names reads its config (schemas' x-dslint-reader)."""
+    newest = (verdict.failing or verdict.unsure)[-1]
+    return arg_space(_training.primary(ctx.package, newest).schema_name, ctx.sets).reader
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1301,24 +1338,30 @@ def accelerate_unknown_key(document, context):
     env = mapping.get("compute_environment")
     set_name = "sagemaker" if isinstance(env, Scalar) and env.value == "AMAZON_SAGEMAKER" else "cluster"
     space = arg_space(use.generation.schema_name, (set_name,))
-    legacy = set(space.reader.get("legacy-keys", []))
+    spaces = {g.version: arg_space(g.schema_name, (set_name,)) for g in generations("accelerate")}
     import difflib
+
+    def unknown(space: ArgSpace, key: str) -> bool:
+        return key not in space.fields and key not in space.reader.get("legacy-keys", [])
 
     for entry in mapping.entries:
         key = entry.key
-        if key in space.fields or key in legacy:
+        if not any(unknown(s, key) for s in spaces.values()):
             continue
-        elsewhere = [g.version for g in other_generations("accelerate", use.generation.schema_name)
-                     if key in arg_space(g.schema_name, (set_name,)).fields]
-        certain = use.known and all(key not in s.fields for s in use.spaces((set_name,)))
-        close = difflib.get_close_matches(key, list(space.fields), n=1, cutoff=0.75)
-        message = f"accelerate {use.generation.version} does not know the config key '{key}': it raises 'The config file ... had unknown keys'"
+        verdict = use.judge((set_name,), lambda s: unknown(s, key))
+        if not verdict.anywhere:
+            continue
+        elsewhere = [version for version, s in spaces.items() if not unknown(s, key)]
+        close = [] if elsewhere else difflib.get_close_matches(key, list(space.fields), n=1, cutoff=0.75)
+        message = f"{verdict.where()} does not know the config key '{key}': it raises 'The config file ... had unknown keys'"
         if elsewhere:
             message += f" (accelerate {', '.join(elsewhere)} has it)"
-        if close:
+        if close and close[0] != key:
             message += f"; did you mean '{close[0]}'?"
+        message += f" [{use.candidates.why()}]"
         from dslint.edits import rename_key
 
-        fix = Fix.unsafe(f"Rename {key} to {close[0]}", rename_key(entry, close[0])) if close else None
-        yield Finding(entry.key_span, message, related=[Related(f"assumed {use.describe()}")], fix=fix,
-                      severity=_severity(certain))
+        fix = Fix.unsafe(f"Rename {key} to {close[0]}", rename_key(entry, close[0])) if close and close[0] != key \
+            and verdict.everywhere else None
+        yield Finding(entry.key_span, message, related=[Related(use.describe())], fix=fix,
+                      severity=verdict.severity(unpinned=Severity.WARNING))
