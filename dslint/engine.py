@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import errno
 import os
-import re
 import stat
 import traceback
 from dataclasses import dataclass, field
@@ -23,7 +22,8 @@ from dslint.documents import Skipped, read_document
 from dslint.documents.model import DEEPSPEED, SCRIPT, TRAINING_JSON, TRAINING_YAML, Document, ParseProblem
 from dslint.rule import Context, PluginError, Rule, load_rules
 from dslint.source import MAX_FILE_BYTES, SourceFile, Span
-from dslint.targets import UNJUDGED, UNKNOWN, UNUSED, USED, DeepSpeedUse, FileSuppressions, SuppressedCode, SuppressionComment
+from dslint.suppressions import Suppressions, continued_lines
+from dslint.targets import UNJUDGED, UNKNOWN, UNUSED, USED, DeepSpeedUse, FileSuppressions, SuppressedCode
 
 UNREADABLE = "unreadable"  # document kind for files that could not be read at all
 
@@ -84,58 +84,6 @@ def settings_problems(settings: Settings, rules: list[Rule]) -> list[str]:
     if unknown:
         problems.append(f"severity: unknown rule(s) {', '.join(unknown)}; use a rule's code or name (see `dslint rules`)")
     return problems
-
-
-# ---- suppression comments --------------------------------------------------------------
-
-_SUPPRESS = re.compile(r"(?:#|//)\s*dslint:\s*(disable-file|disable)\s*=\s*([A-Za-z0-9_\-]+(?:\s*,\s*[A-Za-z0-9_\-]+)*)")
-_CODE_TOKEN = re.compile(r"[A-Za-z0-9_\-]+")
-
-
-@dataclass
-class Suppressions:
-    """The suppression comments of one file; ``covers`` says which of their codes match a finding."""
-
-    by_line: dict[int, set[str]] = field(default_factory=dict)
-    whole_file: set[str] = field(default_factory=set)
-    comments: list[SuppressionComment] = field(default_factory=list)
-    _line_comments: dict[int, list[SuppressionComment]] = field(default_factory=dict, repr=False)
-    _file_comments: list[SuppressionComment] = field(default_factory=list, repr=False)
-
-    @classmethod
-    def scan(cls, source: SourceFile) -> "Suppressions":
-        found = cls()
-        text = source.text
-        if "dslint:" not in text:
-            return found
-        for match in _SUPPRESS.finditer(text):
-            base = match.start(2)
-            codes = [SuppressedCode(m.group(0), Span(source, base + m.start(), base + m.end())) for m in _CODE_TOKEN.finditer(match.group(2))]
-            names = {c.text for c in codes}
-            comment = SuppressionComment(Span(source, match.start(), match.end()), Span(source, match.start(2), match.end(2)), codes)
-            found.comments.append(comment)
-            if match.group(1) == "disable-file":
-                comment.whole_file = True
-                found.whole_file |= names
-                found._file_comments.append(comment)
-                continue
-            line, _ = source.position(match.start())
-            lines = [line]
-            before = text[source.line_start(line) : match.start()]
-            if not before.strip():  # a comment on its own line covers the next line
-                lines.append(line + 1)
-            comment.lines = tuple(lines)
-            for covered in lines:
-                found.by_line.setdefault(covered, set()).update(names)
-                found._line_comments.setdefault(covered, []).append(comment)
-        return found
-
-    def covers(self, diagnostic: Diagnostic, line: int) -> list[tuple[SuppressionComment, SuppressedCode]]:
-        """The (comment, code) entries that suppress ``diagnostic`` on ``line``; empty if none does."""
-        matched = []
-        for comment in (*self._file_comments, *self._line_comments.get(line, ())):
-            matched.extend((comment, code) for code in comment.codes if code.matches(diagnostic.code, diagnostic.name))
-        return matched
 
 
 # ---- the run -----------------------------------------------------------------------------
@@ -273,7 +221,7 @@ class Engine:
         everything_ran = selected == {r.code for r in self.all_rules if r.target != "suppressions"}
         out: list[Diagnostic] = []
         for document in documents:
-            scan = scans.get(id(document.source)) or Suppressions.scan(document.source)
+            scan = scans.get(id(document.source)) or Suppressions.scan(document.source, continued_lines(document))
             if not scan.comments:
                 continue
             file_failed = {code for code, source in failed if source in (id(document.source), None)}
@@ -402,14 +350,14 @@ class Engine:
         ``suppressions`` (id(source) → scanned comments) is filled in, each code counting the
         findings it suppressed, for the ``suppressions`` rules that judge the comments.
         """
-        sources = {id(doc.source): doc.source for doc in documents}
+        by_source = {id(doc.source): doc for doc in documents}
         suppressions = {} if suppressions is None else suppressions
         kept: dict[tuple, Diagnostic] = {}
         for diagnostic in raw:
             source = diagnostic.span.source
             key = id(source)
             if key not in suppressions:
-                suppressions[key] = Suppressions.scan(source)
+                suppressions[key] = Suppressions.scan(source, continued_lines(by_source.get(key)))
             line, _ = source.position(diagnostic.span.start)
             matched = suppressions[key].covers(diagnostic, line)
             if matched:
@@ -418,9 +366,10 @@ class Engine:
                 continue
             if self._ignored_for_file(diagnostic, source):
                 continue
+            if diagnostic.fix is not None or diagnostic.alternatives:
+                _drop_fixes_in_unmapped_strings(diagnostic, by_source)
             identity = (source.path, diagnostic.span.start, diagnostic.span.end, diagnostic.code, diagnostic.message)
             kept.setdefault(identity, diagnostic)
-        del sources
         return sorted(kept.values(), key=Diagnostic.sort_key)
 
     def _ignored_for_file(self, diagnostic: Diagnostic, source: SourceFile) -> bool:
@@ -471,6 +420,21 @@ def _relative(path: str, root: Path) -> str:
         return Path(os.path.relpath(os.path.abspath(path), root)).as_posix()
     except ValueError:
         return Path(path).as_posix()
+
+
+def _drop_fixes_in_unmapped_strings(diagnostic: Diagnostic, by_source: dict[int, Document]) -> None:
+    """A fix may not edit a string a script runs (``bash -c "$LAUNCHER $CMD"``) whose words dslint
+    could place only at the whole string: an edit there would replace the wrong text."""
+
+    def unmapped(edit) -> bool:
+        script = getattr(by_source.get(id(edit.source)), "script", None)
+        return script is not None and any(
+            start < edit.end and edit.start < end or start < edit.start < end for start, end in script.unmapped
+        )
+
+    if diagnostic.fix is not None and any(unmapped(e) for e in diagnostic.fix.edits):
+        diagnostic.fix = None
+    diagnostic.alternatives = [f for f in diagnostic.alternatives if not any(unmapped(e) for e in f.edits)]
 
 
 def _diagnostic(found: Rule, severity: Severity, finding: Finding) -> Diagnostic:

@@ -399,6 +399,8 @@ class Explanation:
     notes: list[str] = field(default_factory=list)
     plan: Any = None  # the LaunchPlan (not serialised)
     program: Any = None  # who reads the launch's files, with its evidence (dslint.launch.consumer.Consumer)
+    via: list[str] = field(default_factory=list)  # what runs the launch: wrappers, the string it is read from
+    slurm: str | None = None  # the #SBATCH directives of the script
     versions: list["PackageVersions"] = field(default_factory=list)
     layout: LayoutInfo | None = None  # the multi-node layout this launch is a node of
 
@@ -410,6 +412,8 @@ class Explanation:
             "launcher": self.launcher,
             "consumer": self.consumer,
             "program": self.program.to_dict() if self.program is not None else None,
+            "via": list(self.via),
+            "slurm": self.slurm,
             "entry": self.entry,
             "nodes": self.nodes.to_dict() if self.nodes else None,
             "processes_per_node": self.procs_per_node.to_dict() if self.procs_per_node else None,
@@ -528,6 +532,36 @@ def explain_plan(plan: LaunchPlan, options: Options, kind: str | None = None) ->
 # ---- building -------------------------------------------------------------------------------
 
 
+def _via(plan: LaunchPlan) -> list[str]:
+    """What runs the launch, outermost first: the command that runs the string it is read from
+    (``bash -c``, ``eval``, ``sbatch --wrap``) and the wrappers in front of it (``srun``, ``uv run``)."""
+    command = getattr(plan.command, "command", None)
+    out: list[str] = []
+    while command is not None:
+        line = command.span.source.position(command.span.start)[0]
+        if command.wrappers:
+            written = []  # the words as written (one unquoted `$ARGS` gives several words)
+            for word in command.wrappers:
+                if not written or written[-1].span != word.span:
+                    written.append(word)
+            out.append(f"{' '.join(w.raw for w in written)} (line {line})")
+        runner = command.runner
+        if runner is not None:
+            out.append(f"the string `{runner.basename}` runs (line {runner.span.source.position(runner.span.start)[0]}), read as a script")
+        command = runner
+    return list(reversed(out))
+
+
+def _slurm(plan: LaunchPlan) -> str | None:
+    job = getattr(getattr(plan.origin, "script", None), "sbatch", None)
+    if job is None:
+        return None
+    lines = sorted(d.span.source.position(d.span.start)[0] for d in job.directives.values())
+    shown = f"{lines[0]}" if lines[0] == lines[-1] else f"{lines[0]}-{lines[-1]}"
+    return f"#SBATCH {job.describe()} ({plan.origin.path}:{shown})"
+
+
+
 class _Builder:
     def __init__(self, plan: LaunchPlan, options: Options):
         self.plan = plan
@@ -601,8 +635,8 @@ class _Builder:
             kind=kind, path=path or plan.origin.path, line=line or 1, launcher=plan.launcher if plan.launcher != "yaml" else None,
             consumer=plan.consumer, entry=plan.entry, nodes=nodes, procs_per_node=procs, world_size=world,
             parallel=parallel, batch=batch, steps=steps, precision=precision, zero=zero, model=model, memory=memory,
-            notes=self.notes, plan=plan, program=plan.program, versions=self.versions() if self.options.versions else [],
-            layout=layout_info(plan),
+            notes=self.notes, plan=plan, program=plan.program, via=_via(plan), slurm=_slurm(plan),
+            versions=self.versions() if self.options.versions else [], layout=layout_info(plan),
         )
 
     def versions(self) -> list[PackageVersions]:

@@ -1,15 +1,18 @@
 """``--add-noqa``: suppress every current finding with a ``# dslint: disable=CODE`` comment.
 
 A comment goes at the end of the finding's line (or extends a ``dslint: disable=`` comment
-already there) only where the file's format has comments and only where the comment leaves
-the file's meaning unchanged, which is checked rather than assumed: after each insertion the
-file is parsed again and its values (YAML, JSON) or its tokens other than comments (shell)
-must be exactly as before. Otherwise the finding is reported as skipped, with the reason:
+already there); for a finding inside a shell command continued with ``\\`` over several lines,
+it goes on a line of its own above the command, which covers all of the command
+(dslint/suppressions.py), because a comment inside it would end the command. Comments go only
+where the file's format has them and only where they leave the file's meaning unchanged, which
+is checked rather than assumed: after each insertion the file is parsed again and its values
+(YAML, JSON) or its tokens other than comments (shell) must be exactly as before. Otherwise the
+finding is reported as skipped, with the reason:
 
 * strict JSON gets no comments: HF Trainer and accelerate read DeepSpeed configs with
   ``json.load``, which rejects them. A JSON file that already has comments is hjson that only
   DeepSpeed reads, so one more comment changes nothing for anybody.
-* a line inside a multi-line string or block scalar, or a shell line continued with ``\\``.
+* a line inside a multi-line string, block scalar or here-document.
 
 Running it again adds nothing: the findings it handled are suppressed now. Files are written
 atomically, once, at the end.
@@ -17,7 +20,6 @@ atomically, once, at the end.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -25,8 +27,8 @@ from dslint.diagnostics import Diagnostic
 from dslint.documents.model import ACCELERATE, DEEPSPEED, SCRIPT, TRAINING_JSON, TRAINING_YAML, Document, Mapping, Scalar, Sequence
 from dslint.fix import write_atomic
 from dslint.source import SourceFile
+from dslint.suppressions import DIRECTIVE, command_lines, continued_lines
 
-_DISABLE = re.compile(r"(?:#|//)\s*dslint:\s*disable\s*=\s*([A-Za-z0-9_\-]+(?:\s*,\s*[A-Za-z0-9_\-]+)*)")
 
 
 @dataclass
@@ -112,33 +114,62 @@ def _annotate(document: Document, diagnostics: list[Diagnostic]) -> tuple[str, i
     source = document.source
     marker = "#" if document.kind in (TRAINING_YAML, ACCELERATE, SCRIPT) else _comment_marker(source.text)
     reference = _meaning(document.kind, source)
-    lines: dict[int, list[Diagnostic]] = {}
+    continued = continued_lines(document)
+    # where each finding's comment goes: (line, above) — above the first line of a `\`-continued
+    # command (a comment inside it would end it), else at the end of the finding's own line
+    places: dict[tuple[int, bool], list[Diagnostic]] = {}
     for diagnostic in diagnostics:
         line, _ = source.position(diagnostic.span.start)
-        lines.setdefault(line, []).append(diagnostic)
+        first, last = command_lines(line, continued)
+        places.setdefault((first, True) if first != last else (line, False), []).append(diagnostic)
     text = source.text
     added = 0
     skipped: list[tuple[Diagnostic, str]] = []
-    for line in sorted(lines, reverse=True):  # from the end, so earlier offsets stay valid
-        here = lines[line]
+    for line, above in sorted(places, reverse=True):  # from the end, so earlier offsets stay valid
+        here = places[(line, above)]
         codes = sorted({d.code for d in here})
         current = SourceFile(source.path, text)
-        start, end = current.line_start(line), current.line_end(line)
-        if document.kind == SCRIPT and text[start:end].rstrip().endswith("\\"):
-            skipped.extend((d, "the command continues on the next line (`\\`), where a comment would end it") for d in here)
-            continue
-        existing = list(_DISABLE.finditer(text, start, end))
-        if existing:
-            at = existing[-1].end(1)
-            candidate = text[:at] + "," + ",".join(codes) + text[at:]
+        if above:
+            candidate = _comment_above(current, line, codes, marker, source.newline)
         else:
-            candidate = text[:end] + f"  {marker} dslint: disable={','.join(codes)}" + text[end:]
+            start, end = current.line_start(line), current.line_end(line)
+            candidate = _extend_or_append(text, start, end, codes, f"  {marker} dslint: disable=")
         if _meaning(document.kind, SourceFile(source.path, candidate)) != reference:
-            skipped.extend((d, "a comment at the end of this line would change the file's content (it is inside a string or block)") for d in here)
+            where = "above this command" if above else "at the end of this line"
+            skipped.extend((d, f"a comment {where} would change the file's content (it is inside a string or block)") for d in here)
             continue
         text = candidate
         added += len(codes)
     return text, added, skipped
+
+
+def _own_line_directive(source: SourceFile, line: int):
+    """The ``disable=`` comment standing alone on ``line``, or None."""
+    start, end = source.line_start(line), source.line_end(line)
+    for match in DIRECTIVE.finditer(source.text, start, end):
+        if match.group(1) == "disable" and not source.text[start : match.start()].strip():
+            return match
+    return None
+
+
+def _extend_or_append(text: str, start: int, end: int, codes: list[str], prefix: str) -> str:
+    """Add ``codes`` to the line's ``disable=`` comment, or append ``prefix`` + codes at its end."""
+    existing = [m for m in DIRECTIVE.finditer(text, start, end) if m.group(1) == "disable"]
+    if existing:
+        at = existing[-1].end(2)
+        return text[:at] + "," + ",".join(codes) + text[at:]
+    return text[:end] + prefix + ",".join(codes) + text[end:]
+
+
+def _comment_above(source: SourceFile, line: int, codes: list[str], marker: str, newline: str) -> str:
+    """``# dslint: disable=CODES`` on its own line above ``line`` (extending one already there)."""
+    text = source.text
+    if line > 1 and _own_line_directive(source, line - 1) is not None:
+        return _extend_or_append(text, source.line_start(line - 1), source.line_end(line - 1), codes, "")
+    start = source.line_start(line)
+    body = text[start : source.line_end(line)]
+    indent = body[: len(body) - len(body.lstrip(" \t"))]
+    return text[:start] + f"{indent}{marker} dslint: disable={','.join(codes)}{newline}" + text[start:]
 
 
 # ---- what must not change ------------------------------------------------------------------

@@ -299,6 +299,28 @@ def test_readme_snippet_shows_real_output(tmp_path):
     assert run.output == shown.group(2)
 
 
+def test_the_launch_behind_wrappers_and_a_batch_script(tmp_path, monkeypatch):
+    """explain names what runs the launch (srun, the `bash -c` string) and the #SBATCH lines its world comes from."""
+
+    script = (
+        "#!/bin/bash\n"
+        "#SBATCH --nodes=2\n"
+        "#SBATCH --ntasks-per-node=1\n"
+        "#SBATCH --gres=gpu:8\n"
+        'LAUNCH="torchrun --nnodes $SLURM_NNODES --nproc_per_node 8"\n'
+        'srun --ntasks-per-node=1 bash -c "$LAUNCH train.py --output_dir $1"\n'
+        "uv run --frozen train.py --output_dir out\n"
+    )
+    first, second = _explain(tmp_path, monkeypatch, {"train.slurm": script})
+    assert first.via == ["srun --ntasks-per-node=1 (line 6)", "the string `bash` runs (line 6), read as a script"]
+    assert first.slurm == "#SBATCH --nodes=2, --ntasks-per-node=1, --gres=gpu:8 (train.slurm:2-4)"
+    assert first.world_size.value == 16
+    assert any("srun starts 2 copies of torchrun" in note for note in first.notes)
+    assert (second.launcher, second.via) == ("python", ["uv run --frozen (line 7)"])
+    text = render([first])
+    assert "  via        srun --ntasks-per-node=1 (line 6)\n" in text and "  slurm      #SBATCH --nodes=2" in text
+
+
 def test_versions_with_their_evidence(tmp_path, monkeypatch):
     (tmp_path / ".git").mkdir()
     files = {

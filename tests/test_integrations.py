@@ -88,9 +88,32 @@ def test_pre_commit_hooks_are_declared():
     assert hooks["dslint-fix"]["entry"] == "dslint check --fix"
     for hook in hooks.values():
         assert hook["language"] == "python"
-        assert hook["types_or"] == ["json", "yaml", "shell"]
+        assert hook["types_or"] == ["json", "yaml", "shell", "text"]
+        assert hook["files"] == hooks["dslint"]["files"]
         assert hook["require_serial"] is True
     assert "require_serial" in HOOKS.read_text(encoding="utf-8").split("- id:")[0], "the choice of require_serial is explained"
+
+
+def test_pre_commit_hooks_pass_the_files_dslint_reads(tmp_path):
+    """pre-commit runs a hook on a file when its `files` pattern matches and identify gives it one
+    of `types_or`: that must be every file `dslint check .` reads (SLURM batch scripts too), and no other."""
+    import re
+
+    identify = pytest.importorskip("identify.identify", reason="identify comes with pre-commit")
+    from dslint.discovery import CANDIDATE_SUFFIXES
+
+    hook = yaml.safe_load(HOOKS.read_text(encoding="utf-8"))[0]
+
+    def passed(name: str, text: str = "x: 1\n") -> bool:
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        return bool(re.search(hook["files"], name)) and bool(identify.tags_from_path(str(path)) & set(hook["types_or"]))
+
+    assert all(passed(f"configs/x{suffix}") for suffix in CANDIDATE_SUFFIXES)
+    assert passed("slurm/train.slurm", "#!/bin/bash\n#SBATCH -N 2\n") and passed("jobs/sft.sbatch", "#SBATCH -N 1\nsrun python t.py\n")
+    assert passed("scripts/train", "#!/bin/bash\ndeepspeed train.py\n")
+    assert not any(passed(name) for name in ("train.py", "README.md", "requirements.txt", "slurm.py"))
 
 
 @pytest.mark.slow

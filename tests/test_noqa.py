@@ -173,18 +173,46 @@ def test_add_noqa_yaml_and_shell_only_where_meaning_is_kept(tmp_path, monkeypatc
     )
     engine = Engine(Settings(select=["TST900"], root=tmp_path), rules=[*load_rules()[0], _marked_line])
     outcome = add_noqa(lambda overrides: engine.lint_paths(["."], overrides))
-    assert outcome.added == 3 and sorted(outcome.files) == ["run.sh", "train.yaml"]
+    assert outcome.added == 4 and sorted(outcome.files) == ["run.sh", "train.yaml"]
     assert (tmp_path / "train.yaml").read_text(encoding="utf-8") == (
         "model_name_or_path: MARK  # dslint: disable=TST900\noutput_dir: out\nprompt: |\n  text MARK\n  more\n"
         "learning_rate: 2.0e-5  # MARK note  # dslint: disable=TST900\n"
     )
-    assert (tmp_path / "run.sh").read_text(encoding="utf-8").endswith("echo MARK  # dslint: disable=TST900\n")
+    # inside a `\`-continued command the comment goes above the command, which it covers whole
+    assert (tmp_path / "run.sh").read_text(encoding="utf-8") == (
+        '#!/bin/bash\n# dslint: disable=TST900\ndeepspeed train.py \\\n  --tag MARK \\\n  --x 1\necho "MARK\nb"\n'
+        "cat <<EOF\nMARK\nEOF\necho MARK  # dslint: disable=TST900\n"
+    )
     skipped = sorted((d.path, d.span.source.position(d.span.start)[0], reason.split(" (")[0]) for d, reason in outcome.skipped)
     assert skipped == [
-        ("run.sh", 3, "the command continues on the next line"),
         ("run.sh", 5, "a comment at the end of this line would change the file's content"),
         ("run.sh", 8, "a comment at the end of this line would change the file's content"),
         ("train.yaml", 4, "a comment at the end of this line would change the file's content"),
     ]
     again = add_noqa(lambda overrides: engine.lint_paths(["."], overrides))
-    assert again.added == 0 and len(again.skipped) == 4
+    assert again.added == 0 and len(again.skipped) == 3
+
+
+def test_add_noqa_comments_a_continued_command_once_above_it(tmp_path, monkeypatch):
+    """Findings on several lines of one `\\`-continued command share one comment above it; a
+    comment already there is extended; DS004 then finds every code used."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "run.sh").write_text(
+        "cd /work\n"
+        "    # dslint: disable=DS999\n"
+        "    deepspeed train.py \\\n"
+        "      --a MARK \\\n"
+        "      --b MARK\n"
+        "echo done\n",
+        encoding="utf-8",
+    )
+    engine = Engine(Settings(select=["TST900", "DS004"], root=tmp_path), rules=[*load_rules()[0], _marked_line])
+    outcome = add_noqa(lambda overrides: engine.lint_paths(["."], overrides), judges=frozenset({"DS004"}))
+    assert outcome.added == 1 and outcome.files == ["run.sh"]
+    assert (tmp_path / "run.sh").read_text(encoding="utf-8") == (
+        "cd /work\n    # dslint: disable=DS999,TST900\n    deepspeed train.py \\\n      --a MARK \\\n      --b MARK\necho done\n"
+    )
+    after = engine.lint_paths(["."])
+    assert [(d.code, d.message) for d in after.diagnostics] == [
+        ("DS004", "unused code in suppression comment: 'DS999' is not a rule code or name (see `dslint rules`)")
+    ]

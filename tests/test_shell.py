@@ -689,3 +689,136 @@ def test_split_word():
     name, value = split_word(second)
     assert name == "--nnodes" and value.value is None and value.span.text == "$NN"
     assert split_word(command(s, "torchrun").args[2]) is None
+
+
+# ---- wrappers that run a command in an environment, and strings read as scripts (issue 15) ----
+
+
+def test_tool_runners_are_peeled_off():
+    s = parse(
+        "uv run --with deepspeed -p 3.11 torchrun a.py\n"
+        "uv run train.py --x 1\n"
+        "uv run -m pkg.train --x 1\n"
+        "uv pip install deepspeed\n"
+        "poetry -C . run deepspeed b.py\n"
+        "pdm run --venv v python c.py\n"
+        "pixi run -e cuda accelerate launch d.py\n"
+        "conda run -n train --no-capture-output python e.py\n"
+        "micromamba run -p /opt/env python f.py\n"
+        "conda activate train\n"
+    )
+    assert command(s, "torchrun").args[0].value == "a.py"
+    pythons = [c for c in s.commands if c.basename == "python"]
+    assert [[w.value for w in c.argv[:3]] for c in pythons] == [
+        ["python", "train.py", "--x"], ["python", "-m", "pkg.train"], ["python", "c.py"], ["python", "e.py"], ["python", "f.py"],
+    ]
+    assert [w.value for w in pythons[0].wrappers] == ["uv", "run"]
+    assert command(s, "uv").args[0].value == "pip"  # runs no command of ours
+    assert command(s, "deepspeed").wrappers[0].value == "poetry"
+    assert command(s, "accelerate").args[0].value == "launch"
+    assert command(s, "conda").args[0].value == "activate"
+
+
+def test_a_submitter_passes_the_command_after_double_dash():
+    s = parse(
+        "submit_job --gpus 8 -- torchrun --nproc_per_node 8 a.py\n"
+        "ray job submit --working-dir . -- python b.py\n"
+        "mytool --flag -- not_a_launcher x\n"
+        "set -- python c.py\n"
+    )
+    assert [w.value for w in command(s, "torchrun").wrappers] == ["submit_job", "--gpus", "8", "--"]
+    assert command(s, "python").args[0].value == "b.py"
+    assert command(s, "mytool") and command(s, "set")
+    assert len([c for c in s.commands if c.basename == "python"]) == 1
+
+
+def test_bash_c_string_is_read_with_positions_inside_it():
+    text = "srun -N 2 bash -c 'torchrun --nproc_per_node 8 a.py --lr 1e-4'\n"
+    s = parse(text)
+    cmd = command(s, "torchrun")
+    assert cmd.from_eval
+    lr = cmd.args[-1]
+    assert lr.value == "1e-4" and text[lr.span.start : lr.span.end] == "1e-4"
+    assert pos(cmd.name.span) == (1, 20)
+    assert s.unmapped == []
+
+
+def test_a_string_with_parts_only_the_caller_knows_is_still_read():
+    s = parse(
+        'LAUNCHER="accelerate launch --num_processes 8 --machine_rank $SLURM_PROCID"\n'
+        'CMD="train.py --config $1"\n'
+        'srun bash -c "$LAUNCHER $CMD"\n'
+    )
+    cmd = command(s, "accelerate")
+    assert [w.value for w in cmd.args] == ["launch", "--num_processes", "8", "--machine_rank", None, "train.py", "--config", None]
+    assert cmd.args[4].raw == "…"
+    # the words can only be placed at the string: no fix may edit inside it
+    assert pos(cmd.args[1].span) == (3, 14) and s.unmapped == [(cmd.args[1].span.start, cmd.args[1].span.end)]
+
+
+def test_eval_of_a_string_assigned_verbatim_points_into_the_assignment():
+    text = 'run_cmd="deepspeed --num_gpus 4 train.py --lr 2e-5"\neval ${run_cmd}\n'
+    s = parse(text)
+    lr = command(s, "deepspeed").args[-1]
+    assert text[lr.span.start : lr.span.end] == "2e-5" and pos(lr.span) == (1, 47)
+
+
+def test_single_quoted_unknown_part_stays_unknown():
+    s = parse("bash -c \"python a.py --name '$1'\"\n")
+    assert [w.value for w in command(s, "python").args] == ["a.py", "--name", None]
+
+
+def test_command_strings_from_here_documents():
+    s = parse(
+        "cmd=$(cat <<EOF\ntrain.py --x 1\n  --y $Y\nEOF\n)\n"
+        "deepspeed $cmd\n"
+        "read -r -d '' opts <<'EOF'\nopenrlhf.cli.train_sft \\\n  --max_len 2048\nEOF\n"
+        "deepspeed --module $opts\n"
+        "IFS=: read -r -d '' other <<EOF\na:b\nEOF\n"
+        "echo $other\n"
+    )
+    first, second = [c for c in s.commands if c.basename == "deepspeed"]
+    assert [w.value for w in first.args] == ["train.py", "--x", "1", "--y", None]
+    # a quoted delimiter keeps the backslash-newline, and `read -r` keeps the backslash
+    assert [w.value for w in second.args] == ["--module", "openrlhf.cli.train_sft", "\\", "--max_len", "2048"]
+    assert command(s, "echo").args[0].value is None  # a custom IFS is not the default trimming
+
+
+# ---- ${...} that bash accepts when reading and rejects when expanding (issue 15) ----------------
+
+FORMS = ["a", "a.b", "a b", "", "1a", "a-b", "a:", "a:-x", "a%%", "#a:1", "#a", "#", "##", "#-", "$a", "$", '"a"', "-a",
+         "a=b=c", " a", "a ", "a,b", "NUM.GPUS", "a:1:2", "a::", "1", "10", "@", "*", "?", "a/b/c", "a^^", "a:?", "a+x",
+         "_x9", "a\tb", "%a", "/a", "a.", ":a"]
+
+
+@pytest.mark.parametrize("inner", FORMS)
+def test_bad_substitution_agrees_with_bash(inner):
+    """``rejected`` says "bad substitution" only where bash 5.2 does (bash run on the form)."""
+    import shutil
+    import subprocess
+
+    from dslint.documents.shell.substitution import rejected
+
+    bash = shutil.which("bash")
+    if bash is None:
+        pytest.skip("no bash")
+    script = "a=1\n: ${" + inner + "}\necho reached\n"
+    run = subprocess.run([bash, "-c", script], capture_output=True, text=True, timeout=10)
+    assert rejected(inner) == ("bad substitution" in run.stderr), run.stderr
+
+
+def test_bad_substitutions_are_reported_once_where_they_certainly_run():
+    s = parse(
+        "NUM_GPUS=8\n"
+        "torchrun --nproc_per_node ${NUM.GPUS} train.py --lr '${a.b}' ${c d}  # ${x y}\n"
+        "if true; then echo ${a.b}; fi\n"
+        "cd out && echo ${a.b}\n"
+        "f() { echo ${a.b}; }\n"
+        "CMD='deepspeed ${NUM.GPUS} x.py'\n"
+        'eval "$CMD"\n'
+        "exit 0\n"
+        "echo ${a.b}\n"
+    )
+    found = [(pos(f.span), f.span.source.text[f.span.start : f.span.end]) for f in s.runtime_failures]
+    assert found == [((2, 27), "${NUM.GPUS}"), ((7, 6), '"$CMD"')]
+    assert "`${NUM.GPUS}: bad substitution`" in s.runtime_failures[1].message

@@ -207,3 +207,45 @@ def test_yaml_disable_file(tmp_path):
     assert yaml_findings(tmp_path, text) == [(3, "TST002")]
     text = YAML.format(c2="", c3="") + "# dslint: disable-file=output-dir-tmp, learning-rate-as-string\n"
     assert yaml_findings(tmp_path, text) == []
+
+
+# ---- launch scripts: a comment above a `\`-continued command covers all of it -------------------
+
+
+def script_findings(tmp_path: Path, text: str) -> list[tuple[int, str]]:
+    """(line, code) of DS606 (env-after-command) and DS004 (unused-suppression) in run.sh."""
+    (tmp_path / "run.sh").write_text(text, encoding="utf-8")
+    result = Engine(Settings(select=["DS606", "DS004"], root=tmp_path)).lint_paths([str(tmp_path / "run.sh")])
+    return [(d.span.source.position(d.span.start)[0], d.code) for d in result.diagnostics]
+
+
+LAUNCH = "deepspeed train.py \\\n    --deepspeed ds.json \\\n    CUDA_VISIBLE_DEVICES=0 \\\n    --seed 1\n"
+
+
+def test_script_baseline(tmp_path):
+    assert script_findings(tmp_path, LAUNCH) == [(3, "DS606")]
+
+
+@pytest.mark.parametrize("comment", ["# dslint: disable=DS606\n", "  # dslint: disable=env-after-command  -- the wrapper parses it\n"])
+def test_comment_above_a_continued_command_covers_every_line(tmp_path, comment):
+    assert script_findings(tmp_path, comment + LAUNCH) == []
+
+
+def test_comment_above_covers_only_the_command_below_it(tmp_path):
+    # the first command ends at line 3; the comment does not reach the launch after it
+    text = "# dslint: disable=DS606\necho a \\\n  b\n" + LAUNCH
+    assert script_findings(tmp_path, text) == [(1, "DS004"), (6, "DS606")]
+    # a blank line after the `\` ends the command: the lines after it are not covered
+    text = "# dslint: disable=DS606\necho a \\\n\n" + LAUNCH
+    assert script_findings(tmp_path, text) == [(1, "DS004"), (6, "DS606")]
+
+
+def test_a_comment_line_ending_in_a_backslash_does_not_continue(tmp_path):
+    text = "# dslint: disable=DS606\n# a note \\\n" + LAUNCH
+    assert script_findings(tmp_path, text) == [(1, "DS004"), (5, "DS606")]
+
+
+def test_an_unused_comment_above_a_continued_command_names_its_lines(tmp_path):
+    (tmp_path / "run.sh").write_text("# dslint: disable=DS606\ndeepspeed train.py \\\n    --seed 1\n", encoding="utf-8")
+    result = Engine(Settings(select=["DS606", "DS004"], root=tmp_path)).lint_paths([str(tmp_path / "run.sh")])
+    assert [d.message for d in result.diagnostics] == ["unused suppression comment: DS606 suppresses nothing on the command below it (lines 2-3)"]

@@ -35,11 +35,11 @@ from dslint.launch.plan import Arg, LaunchPlan, Reference, Sourced
 from dslint.launch.pyprogram import Evidence
 from dslint.launch.target import ascend_environment
 from dslint.launch.presets import SWIFT_PRESETS, preset_text
+from dslint.launch.wrapped import apply_wrappers, sbatch_assumption, slurm_gpus
 from dslint.source import SourceFile, Span
 from dslint.values import as_int
 
 TRUTHY = ("true", "y", "1", "yes")
-WRAPPERS_WITH_OWN_WORLD = ("srun", "mpirun", "mpiexec", "sbatch")
 MAX_LINKED_BYTES = 2 * 1024 * 1024
 
 
@@ -200,7 +200,6 @@ class Linker:
             if text and text.lower().endswith((".yaml", ".yml", ".json")) and "=" not in text:
                 self._training_config(plan, text, first.span, base, before_flags=True)
 
-        wrapped = any((w.value or "").rsplit("/", 1)[-1] in WRAPPERS_WITH_OWN_WORLD for w in getattr(command, "wrappers", []))
         launcher = launch.launcher
         if launcher == "deepspeed":
             self._deepspeed_world(plan, base)
@@ -217,9 +216,7 @@ class Linker:
             plan.distributed = False
         if launcher in ("deepspeed", "torchrun", "accelerate"):
             plan.distributed = True
-        if wrapped:
-            plan.world_size = None
-            plan.notes.append("the launch runs under srun/mpirun, which starts its own processes")
+        apply_wrappers(plan, command)
         self._consumer(plan, launch, base)
         self._deepspeed_reference(plan, base)
         plan.data_parallel = plan.world_size
@@ -261,21 +258,23 @@ class Linker:
         procs = None
         nodes_from_include = None
         if num_gpus is not None and _as_int(num_gpus.value) is not None:
-            procs = Sourced(_as_int(num_gpus.value), _said(num_gpus, f"--num_gpus {num_gpus.value}"), num_gpus.span)
+            procs = Sourced(_as_int(num_gpus.value), _said(num_gpus, f"--num_gpus {num_gpus.value}", plan), num_gpus.span)
         elif include is not None and isinstance(include.value, str):
             hosts = [h for h in include.value.split("@") if h]
             counts = [len([s for s in h.split(":", 1)[1].split(",") if s]) for h in hosts if ":" in h]
             if counts and len(set(counts)) == 1 and len(counts) == len(hosts):
-                procs = Sourced(counts[0], _said(include, f"--include {include.value}"), include.span)
-                nodes_from_include = Sourced(len(hosts), _said(include, f"--include {include.value}"), include.span)
+                procs = Sourced(counts[0], _said(include, f"--include {include.value}", plan), include.span)
+                nodes_from_include = Sourced(len(hosts), _said(include, f"--include {include.value}", plan), include.span)
         elif exclude is None and "hostfile" not in opts and plan.visible_devices is not None and plan.visible_devices.value is not None:
             # With a hostfile the runner takes each host's slots, not the visible devices (runner.py:446-458).
             count = len(plan.visible_devices.value)
             procs = Sourced(count, f"{plan.visible_devices.origin}: {count} device{'s' if count != 1 else ''}", plan.visible_devices.span)
+        elif exclude is None and plan.visible_devices is None:
+            procs = slurm_gpus(plan)  # the deepspeed launcher uses every visible GPU
         plan.procs_per_node = procs
         num_nodes, hostfile = opts.get("num_nodes"), opts.get("hostfile")
         if num_nodes is not None and _as_int(num_nodes.value) is not None:
-            plan.nodes = Sourced(_as_int(num_nodes.value), _said(num_nodes, f"--num_nodes {num_nodes.value}"), num_nodes.span)
+            plan.nodes = Sourced(_as_int(num_nodes.value), _said(num_nodes, f"--num_nodes {num_nodes.value}", plan), num_nodes.span)
         elif nodes_from_include is not None:
             plan.nodes = nodes_from_include
         elif hostfile is not None:
@@ -321,15 +320,17 @@ class Linker:
             if plan.visible_devices is not None and plan.visible_devices.value is not None:
                 count = len(plan.visible_devices.value)
                 plan.procs_per_node = Sourced(count, f"--nproc_per_node {nproc.value} = {plan.visible_devices.origin}", nproc.span)
+            elif plan.visible_devices is None and (gpus := slurm_gpus(plan)) is not None:
+                plan.procs_per_node = Sourced(gpus.value, f"--nproc_per_node {nproc.value} = {gpus.origin}", nproc.span)
         elif _as_int(nproc.value) is not None:
-            plan.procs_per_node = Sourced(_as_int(nproc.value), _said(nproc, f"--nproc_per_node {nproc.value}"), nproc.span)
+            plan.procs_per_node = Sourced(_as_int(nproc.value), _said(nproc, f"--nproc_per_node {nproc.value}", plan), nproc.span)
         nnodes = opts.get("nnodes")
         if nnodes is None:
             plan.nodes = Sourced(1, "torchrun's default --nnodes 1", None, default=True)
         elif isinstance(nnodes.value, str):
             low, _, high = nnodes.value.partition(":")
             if _as_int(low) is not None and (not high or high == low):
-                plan.nodes = Sourced(_as_int(low), _said(nnodes, f"--nnodes {nnodes.value}"), nnodes.span)
+                plan.nodes = Sourced(_as_int(low), _said(nnodes, f"--nnodes {nnodes.value}", plan), nnodes.span)
             elif high:
                 plan.notes.append(f"--nnodes {nnodes.value} is an elastic range: the node count is decided at run time")
         _world(plan)
@@ -360,14 +361,14 @@ class Linker:
         processes = opts.get("num_processes")
         machines = opts.get("num_machines")
         if processes is not None and _as_int(processes.value) is not None:
-            total = Sourced(_as_int(processes.value), _said(processes, f"--num_processes {processes.value}"), processes.span)
+            total = Sourced(_as_int(processes.value), _said(processes, f"--num_processes {processes.value}", plan), processes.span)
         elif "num_processes" in file_values and _as_int(file_values["num_processes"][0]) is not None:
             value, span = file_values["num_processes"]
             total = Sourced(_as_int(value), f"num_processes: {value} in {_where(span)}", span)
         else:
             total = None
         if machines is not None and _as_int(machines.value) is not None:
-            plan.nodes = Sourced(_as_int(machines.value), _said(machines, f"--num_machines {machines.value}"), machines.span)
+            plan.nodes = Sourced(_as_int(machines.value), _said(machines, f"--num_machines {machines.value}", plan), machines.span)
         elif "num_machines" in file_values and _as_int(file_values["num_machines"][0]) is not None:
             value, span = file_values["num_machines"]
             plan.nodes = Sourced(_as_int(value), f"num_machines: {value} in {_where(span)}", span)
@@ -575,11 +576,13 @@ def _arg_of(option) -> Arg:
     return Arg(name, value, span, origin, option.name_span, assumed=option.value.raw if assumed else None)
 
 
-def _said(arg: Arg, text: str) -> str:
+def _said(arg: Arg, text: str, plan: LaunchPlan | None = None) -> str:
     """``text`` about an argument, plus the assumption it rests on."""
     where = _where(arg.span)
     if arg.assumed:
-        return f"{text} ({where}, assuming {arg.assumed} keeps its default)"
+        job = getattr(getattr(plan.origin, "script", None), "sbatch", None) if plan is not None else None
+        from_job = sbatch_assumption(arg.assumed, job)
+        return f"{text} ({where}, {from_job or f'assuming {arg.assumed} keeps its default'})"
     return f"{text} ({where})"
 
 

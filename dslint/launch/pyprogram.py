@@ -93,6 +93,8 @@ class Program:
     plain_imports: dict[str, Evidence] = field(default_factory=dict)
     unreadable: list[str] = field(default_factory=list)  # project files that could not be parsed
     truncated: bool = False  # MAX_FILES or MAX_DEPTH stopped the walk
+    # ``sys.argv[i]`` read with a constant positive index: the program takes arguments by position
+    argv_reads: dict[int, Evidence] = field(default_factory=dict)
 
     def first_use(self, *prefixes: str) -> Evidence | None:
         """The first evidence of a qualified name equal to or under any of ``prefixes``."""
@@ -133,6 +135,7 @@ class _Module:
     parser_calls: list[tuple[str, tuple[str, ...], int]]  # (hf|trl|argparse-known|remaining, classes, line)
     method_calls: list[tuple[str, int]]
     plain_imports: list[tuple[str, int]] = field(default_factory=list)  # (qualified module or name, line)
+    argv_reads: list[tuple[int, int]] = field(default_factory=list)  # (index, line) of each sys.argv[index] read
 
 
 def _plain_imports(tree: ast.Module) -> list[tuple[str, int]]:
@@ -304,6 +307,10 @@ def _read_module(path: Path, display: str, tree: ast.Module) -> _Module:
             elif name == "parse_args_into_dataclasses":
                 if any(k.arg == "return_remaining_strings" and _literal(k.value) is True for k in node.keywords):
                     module.parser_calls.append(("remaining", (), node.lineno))
+        elif isinstance(node, ast.Subscript) and _qualify(_dotted(node.value), aliases) == "sys.argv":
+            index = _literal(node.slice)
+            if isinstance(index, int) and not isinstance(index, bool) and index >= 1:
+                module.argv_reads.append((index, node.lineno))
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             for decorator in node.decorator_list:
                 target = decorator.func if isinstance(decorator, ast.Call) else decorator
@@ -475,6 +482,8 @@ def _collect(program: Program, modules: list[_Module]) -> None:
             program.method_calls.setdefault(method, Evidence(module.display, line, f"calls .{method}()"))
         for name, line in module.plain_imports:
             program.plain_imports.setdefault(name, Evidence(module.display, line, f"imports {name}"))
+        for index, line in module.argv_reads:
+            program.argv_reads.setdefault(index, Evidence(module.display, line, f"reads sys.argv[{index}]"))
         for name, bases, fields, is_dataclass, line in module.classes:
             evidence = Evidence(module.display, line, f"class {name}({', '.join(b.rsplit('.', 1)[-1] for b in bases)})")
             program.classes[name] = ClassDef(name, bases, fields, is_dataclass, evidence)

@@ -104,6 +104,10 @@ def render_one(e: Explanation) -> str:
     who = CONSUMERS.get(e.consumer or "", e.consumer or "unknown consumer")
     launcher = f"launcher {e.launcher}, " if e.launcher else ""
     lines.append(f"{e.path}:{e.line}: {title} ({launcher}read by {who})")
+    for k, step in enumerate(e.via):
+        lines.append(_line("via", step) if k == 0 else _more(step))
+    if e.slurm:
+        lines.append(_line("slurm", e.slurm))
     program = e.program
     if program is not None and not (program.established and program.program == e.entry):  # `swift sft` is its own proof
         if program.established:

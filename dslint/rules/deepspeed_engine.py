@@ -104,7 +104,11 @@ def _optimizer_type(config: Mapping):
 def _client_optimizer_severity(use):
     """DeepSpeed builds the config's optimizer/scheduler only when the code passes none: HF Trainer
     and accelerate never do when the block exists (DummyOptim), the deepspeed launcher's scripts
-    usually do not, Megatron-DeepSpeed always passes its own. An error only for the former."""
+    usually do not, Megatron-DeepSpeed always passes its own. An error only for the former, and
+    only when the launch's program was read (a consumer guessed from the flags is a guess)."""
+    program = getattr(use.launch, "program", None)
+    if program is not None and not program.established:
+        return Severity.WARNING
     return None if use.consumer in ds.HF_LIKE + ("deepspeed",) else Severity.WARNING
 
 

@@ -236,7 +236,10 @@ def trailing_backslash_at_eof(document, context):
     ## What it checks
     A continuation at the very end of the file continues into nothing (GNU Bash Reference
     Manual §3.1.2.1: the `\\newline` pair is removed; here nothing follows it). bash accepts it, but it
-    usually means the last argument of the command was deleted, or the file was cut.
+    usually means the last argument of the command was deleted, or the file was cut. Only a `\\`
+    that is really the end of the file counts: with a blank line after it, the command ends at
+    that blank line (`blank-line-after-continuation` says so), and a line appended later stays
+    a command of its own.
 
     ## Why it matters
     Nothing fails today, but the next line appended to the script silently becomes arguments
@@ -351,6 +354,13 @@ def shell_runtime_error(document, context):
     the script does not decide (arguments, the caller's environment, command output) are not
     judged.
 
+    Likewise `bash -n` matches only the braces of `${...}`; the parameter inside is parsed when
+    the word is expanded (bash's subst.c `parameter_brace_expand`), and `${NUM.GPUS}`,
+    `${OUT DIR}`, `${ a}`, `${a:}` or `${}` then stop the command with "bad substitution"
+    (checked against bash 5.2 in tests/test_shell.py). These are reported once per command,
+    at the first one (bash abandons the command there), and only where the command certainly
+    runs: a top-level command that is not inside `if`, a loop, a function, or after `&&`/`||`.
+
     ## Why it matters
     The launch line stops with a syntax error after everything before it ran: the job fails
     late, or a setup step silently does nothing.
@@ -365,6 +375,7 @@ def shell_runtime_error(document, context):
     CMD="deepspeed train.py --deepspeed ds.json"
     eval "$CMD"
     ```
+    And `torchrun --nproc_per_node ${NUM.GPUS} train.py`: use `${NUM_GPUS}`.
     """
     script = document.script
     if script is None:

@@ -77,6 +77,8 @@ def _label(code: str) -> str:
 def _where(document: Document, comment: SuppressionComment) -> str:
     if comment.whole_file:
         return "in this file"
+    if len(comment.lines) > 2:  # above a `\`-continued command: all of its lines
+        return f"on the command below it (lines {comment.lines[1]}-{comment.lines[-1]})"
     return "on this line or the next" if len(comment.lines) > 1 else "on this line"
 
 

@@ -35,12 +35,14 @@ from dslint.documents.model import ParseProblem
 from dslint.source import SourceFile, Span
 
 from .launchers import LAUNCH_ENV_VARS, LAUNCHER_NAMES, is_launch_env_var, is_launcher_name
-from .model import Assignment, Command, FunctionDef, Heredoc, Script, Trap, Value, VarRef, Word, split_word
+from .model import Assignment, Command, FunctionDef, Heredoc, RuntimeFailure, Script, Trap, Value, VarRef, Word, split_word
 from .syntax import BASH_VERSION, Complaint, check
 from .traps import env_after_command, find_traps
 from .treesitter import parser
 from .unread import Unread, read_tree
-from .variables import Ctx
+from .slurm import SbatchJob, read_directives
+from .substitution import bad_substitution_message, bad_substitutions
+from .variables import Ctx, unknown_var
 from .walker import Walker
 
 __all__ = [
@@ -54,6 +56,7 @@ __all__ = [
     "VarRef",
     "Script",
     "Unread",
+    "SbatchJob",
     "parse_script",
     "syntax_problem",
     "split_word",
@@ -85,14 +88,25 @@ def parse_script(source: SourceFile) -> Script:
     excluded, unread = read_tree(source, tree, data)
     if complaint is not None:
         script.problems.append(syntax_problem(source, complaint))
-    elif unread:
-        # bash accepts what tree-sitter could not read: blank those commands out and read the rest
-        data, tree, unread = _read_around(source, data, units)
-        excluded = read_tree(source, tree, data)[0]
-        script.unread = unread
+    else:
+        for start, end in bad_substitutions(source.text, units):
+            script.runtime_failures.append(
+                RuntimeFailure(Span(source, start, end), bad_substitution_message(source.text[start:end], BASH_VERSION))
+            )
+        if unread:
+            # bash accepts what tree-sitter could not read: blank those commands out and read the rest
+            data, tree, unread = _read_around(source, data, units)
+            excluded = read_tree(source, tree, data)[0]
+            failed = [(f.span.start, f.span.end) for f in script.runtime_failures]
+            # a command bash abandons (bad substitution) is reported as that, not as unread
+            script.unread = [u for u in unread if not any(u.span.start <= a < u.span.end for a, _ in failed)]
     walker = Walker(script, data)
     walker._ctx = Ctx()
     walker._literal = True
+    script.sbatch = read_directives(source)
+    if script.sbatch is not None:  # sbatch's variables, as the directives ask (its command line may override them)
+        for name, (value, directive) in script.sbatch.variables().items():
+            walker.vars[name] = unknown_var(True, directive.span, "sbatch", value)
     walker.block(tree.root_node.children, Ctx())
     find_traps(script, excluded)
     env_after_command(script, walker)

@@ -9,9 +9,12 @@ import re
 
 from dslint.source import Span
 
-from .model import Assignment, Command, Heredoc, RuntimeFailure, Value, Word
+from .model import Assignment, Command, Heredoc, RuntimeFailure, Value, Word, split_word
+from .substitution import bad_substitution_message, bad_substitutions
 from .syntax import BASH_VERSION, check
 from .treesitter import parser
+from .pieces import PLACEHOLDER, join
+from .quoting import unquote_word
 from .variables import ASSIGN_WORD_RE, NAME_RE, Ctx, Var, unknown_var
 from .wrappers import EnvWord, unwrap
 
@@ -132,10 +135,15 @@ class Commands:
             (a.name, Value(a.value.value if a.value else None, a.span, "prefix", a.value.assumed if a.value else None))
             for a in extra_env
         ]
+        if unwrapped.python is not None:  # `uv run train.py`: the environment's Python runs it
+            tool = unwrapped.python
+            name, args = Word(tool.span, tool.raw, "python", False, "python", False, (("python", "python"),)), words[index:]
+        else:
+            name, args = words[index], words[index + 1 :]
         cmd = Command(
             span=span,
-            name=words[index],
-            args=words[index + 1 :],
+            name=name,
+            args=args,
             env=env + extra_env,
             in_function=ctx.function,
             conditional=ctx.conditional,
@@ -144,6 +152,7 @@ class Commands:
             background=ctx.background,
             wrappers=wrappers,
             clears_env=clears,
+            runner=ctx.runner,
             _scope=(visible, extra, unsets, clears, ctx.child_shell),
         )
         self.script.commands.append(cmd)
@@ -222,6 +231,17 @@ class Commands:
                         self.eval_words(cmd, [args[k + 1]], ctx, child_shell=True)
                     break
                 k += 1
+        elif base == "sbatch":  # `--wrap="cmd"`: sbatch runs the string as a `sh` script of its own
+            for k, w in enumerate(args):
+                v = w.prefix
+                if v.startswith("--wrap="):
+                    rest = split_word(w)
+                    if rest is not None:
+                        self.eval_words(cmd, [rest[1]], ctx, child_shell=True)
+                elif v == "--wrap" and k + 1 < len(args):
+                    self.eval_words(cmd, [args[k + 1]], ctx, child_shell=True)
+                elif not v.startswith("-"):
+                    break  # the batch script: its options end here
         elif base in self.func_assigns:
             assigns, exported = self.func_assigns[base]
             for name in assigns:
@@ -233,39 +253,80 @@ class Commands:
         self.set_var(name, unknown_var(exported, span, "assignment"))
 
     def eval_words(self, cmd: Command, words: list[Word], ctx: Ctx, child_shell: bool) -> None:
-        if not words or any(w.value is None for w in words):
+        """Read the string that ``eval``, ``bash -c`` or ``sbatch --wrap`` runs, as a script.
+
+        Pieces the script does not decide are read as unknown expansions (``PLACEHOLDER``), so
+        the rest of the string is still read; positions are exact inside a string written
+        verbatim in the file (``bash -c '...'``, ``CMD="..."; eval "$CMD"``), else the word."""
+        if not words or self.eval_depth >= _MAX_EVAL_DEPTH:
             return
-        if self.eval_depth >= _MAX_EVAL_DEPTH:
-            return
-        text = " ".join(w.value for w in words)
-        if not text.strip():
-            return
+        unknown: list[str | None] = []
+        chunks = []
+        for w in words:
+            for v, a in w.parts or ((w.value, w.assumed),):
+                if v is None:
+                    chunks.append("${%s%d}" % (PLACEHOLDER, len(unknown)))
+                    unknown.append(a)
+                else:
+                    chunks.append(v)
+            chunks.append(" ")
+        text = "".join(chunks)[:-1]
+        if not text.strip() or (unknown and not re.sub(r"\$\{%s\d+\}" % PLACEHOLDER, "", text).strip()):
+            return  # nothing of the string is known
         data = text.encode("utf-8")
         tree = parser().parse(data)
-        span = words[0].span if len(words) == 1 else Span(words[0].span.source, words[0].span.start, words[-1].span.end)
-        saved = (self.data, self.fixed_span, self.share() if child_shell else self.vars)
-        self.data = data
-        self.fixed_span = span
-        self.eval_depth += 1
-        if tree.root_node.has_error:
-            complaint = check(text)
+        span = Span(words[0].span.source, words[0].span.start, max(w.span.end for w in words))
+        saved = (self.data, self.fixed_span, self.shift, self.share() if child_shell else self.vars)
+        if not unknown:
+            units: list[tuple[int, int]] = []
+            complaint = check(text, units)
             if complaint is not None:
                 self.script.runtime_failures.append(
                     RuntimeFailure(span, f"bash {BASH_VERSION} cannot parse the string `{cmd.basename}` runs: {complaint.message}")
                 )
-        inner = ctx._replace(from_eval=True, depth=ctx.depth + 1)
+            elif not (ctx.conditional or ctx.in_loop or ctx.function or ctx.from_eval) and "${" in text:
+                for start, end in bad_substitutions(text, units):
+                    self.script.runtime_failures.append(RuntimeFailure(
+                        span, f"in the string `{cmd.basename}` runs: " + bad_substitution_message(text[start:end], BASH_VERSION)))
+        self.data = data
+        self.fixed_span, self.shift = self.verbatim(words, text, span)
+        if self.fixed_span is span and saved[1] is None:
+            self.script.unmapped.append((span.start, span.end))
+        self.eval_depth += 1
+        inner = ctx._replace(from_eval=True, depth=ctx.depth + 1, runner=cmd)
         try:
             if child_shell:
                 self.vars = {n: v for n, v in self.vars.items() if v.exported and not v.unset}
                 self.owned = True
-                self.block(tree.root_node.children, inner._replace(child_shell=True))
-            else:
-                self.block(tree.root_node.children, inner)
+            for k, assumed in enumerate(unknown):
+                self.set_var(f"{PLACEHOLDER}{k}", unknown_var(False, None, "assignment", assumed))
+            self.block(tree.root_node.children, inner._replace(child_shell=True) if child_shell else inner)
+            if unknown and not child_shell:
+                self.vars = {n: v for n, v in self.vars.items() if not n.startswith(PLACEHOLDER)}
+                self.owned = True
         finally:
-            self.data, self.fixed_span, old_vars = saved
+            self.data, self.fixed_span, self.shift, old_vars = saved
             if child_shell:
                 self.use(old_vars)
             self.eval_depth -= 1
+
+    def verbatim(self, words: list[Word], text: str, span: Span) -> tuple[Span | None, int | None]:
+        """(fixed span, shift): where the evaluated text stands verbatim in the file, the
+        character offset of its start (positions inside it are exact); else the word's span."""
+        if self.fixed_span is not None or self.shift is not None or len({(w.span.start, w.span.end) for w in words}) != 1:
+            return span, None  # nested, or several words of the file
+        source = self.source
+        places = [words[0].span]
+        m = re.fullmatch(r'"?\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?"?', words[0].raw)
+        var = self.vars.get(m.group(1)) if m else None
+        if var is not None and var.span is not None and var.span.source is source:
+            places.append(var.span)  # `eval "$CMD"`: the string where CMD was assigned
+        for place in places:
+            written = source.text[place.start : place.end]
+            at = written.find(text)
+            if at != -1 and written.find(text, at + 1) == -1:
+                return None, place.start + at
+        return span, None
 
     def heredocs(self, redirects, cmd: Command | None) -> None:
         target: Word | None = None
@@ -296,6 +357,17 @@ class Commands:
             self.heredoc(r, target, cmd)
 
     def heredoc(self, node, target: Word | None, cmd: Command | None) -> None:
+        read = self.heredoc_value(node)
+        if read is None:
+            return
+        span, value, assumed, delimiter, quoted = read
+        self.script.heredocs.append(Heredoc(span, target, value, delimiter, not quoted, cmd))
+        if cmd is not None and cmd.basename == "read":
+            self.read_heredoc(cmd, value, assumed)
+
+    def heredoc_value(self, node, parts: bool = False):
+        """(body span, value, assumed, delimiter, quoted) of a ``heredoc_redirect`` node, or None;
+        with ``parts``, the value as pieces ``(value, assumed)`` in place of value and assumed."""
         start_node = body = end_node = None
         strip_tabs = False
         for child in node.children:
@@ -308,13 +380,13 @@ class Commands:
             elif child.type == "<<-":
                 strip_tabs = True
         if start_node is None:
-            return
+            return None
         delim_raw = self.text(start_node)
         quoted = any(c in delim_raw for c in "'\"\\")
         delimiter = delim_raw.replace("'", "").replace('"', "").replace("\\", "")
         if body is None:
             if end_node is None:
-                return
+                return None
             bstart = bend = end_node.start_byte
         else:
             bstart = body.start_byte
@@ -327,11 +399,57 @@ class Commands:
         text = self.text_bytes(bstart, bend)
         if strip_tabs:
             text = "\n".join(line.lstrip("\t") for line in text.split("\n"))
-        if quoted:
-            value = text
-        else:
-            value = self.expand_text(text)[0]
-        self.script.heredocs.append(Heredoc(self.span_bytes(bstart, bend), target, value, delimiter, not quoted, cmd))
+        pieces = [(text, text)] if quoted else self.expand_text_parts(text)
+        if parts:
+            return self.span_bytes(bstart, bend), pieces, delimiter, quoted
+        value, assumed = join(pieces)
+        return self.span_bytes(bstart, bend), value, assumed, delimiter, quoted
+
+    def read_heredoc(self, cmd: Command, value: str | None, assumed: str | None) -> None:
+        """``read -r -d '' CMD <<EOF ... EOF``: CMD is the whole body (no NUL ends it sooner),
+        without the blanks IFS trims at both ends; without ``-r`` backslashes escape, and a
+        backslash-newline joins lines. Other uses of ``read`` stay unknown (after_command)."""
+        names, delim, raw, array = [], None, False, None
+        args = cmd.args
+        k = 0
+        while k < len(args):
+            v = args[k].value
+            if v is None:
+                return
+            if v in ("-d", "-a", "-p", "-n", "-N", "-t", "-u", "-i") and k + 1 < len(args):
+                if v == "-d":
+                    delim = args[k + 1].value
+                elif v == "-a":
+                    array = args[k + 1].value
+                k += 2
+                continue
+            if v.startswith("-") and len(v) > 1 and set(v[1:]) <= set("rse"):
+                raw = raw or "r" in v[1:]
+            elif v.startswith("-"):
+                return
+            else:
+                names.append(v)
+            k += 1
+        if delim != "" or array is not None or len(names) != 1 or not NAME_RE.match(names[0]):
+            return
+        ifs = next((a for a in cmd.env if a.name == "IFS"), None)
+        if ifs is not None and (ifs.value is None or ifs.value.value != ""):
+            return  # a custom IFS: the trimming is not the default one
+
+        def read_as(text: str | None) -> str | None:
+            if text is None:
+                return None
+            if not raw:
+                text = unquote_word(text)
+            return text if ifs is not None else text.strip(" \t\n")
+
+        name = names[0]
+        old = self.vars.get(name)
+        exported = bool(old and old.exported and not old.unset) or self.allexport
+        parts = ((read_as(value), read_as(assumed)),)
+        self.set_var(name, Var(parts, exported, cmd.span, "assignment"))
+        word = Word(cmd.span, self.source.text[cmd.span.start : cmd.span.end], parts[0][0], False, parts[0][1], False, parts)
+        self.record_assignment(Assignment(name, cmd.span, word, cmd.span, exported, "plain"), self._ctx)
 
     def env_assignment(self, env: EnvWord, ctx: Ctx) -> Assignment:
         if env.value is not None:

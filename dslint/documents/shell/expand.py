@@ -95,7 +95,10 @@ class Expansion:
             return [(v, a, quoted)]
         if t == "command_substitution":
             self._literal = False
-            v, a = self.command_substitution(node)
+            found = self.command_substitution(node)
+            if isinstance(found, list):  # pieces (a here-document's body)
+                return [(v, a, quoted) for v, a in found] or [("", "", quoted)]
+            v, a = found
             return [(v, a, quoted)]
         # process substitution, brace expressions, anything unusual: unknown
         self._literal = False
@@ -112,6 +115,12 @@ class Expansion:
                 continue
             if child.start_byte > pos:
                 out.append(known(unquote_dq(self.text_bytes(pos, child.start_byte)), True))
+            # tree-sitter-bash puts the blanks before an expansion that follows another one into
+            # the expansion's `$` token (`"$A $B"`): they are text of the string
+            written = self.data[child.start_byte : child.end_byte]
+            blanks = len(written) - len(written.lstrip(b" \t\n"))
+            if blanks and child.type != "string_content":
+                out.append(known(self.text_bytes(child.start_byte, child.start_byte + blanks), True))
             out.extend(self.pieces(child, True, depth + 1))
             pos = max(pos, child.end_byte)
         if end > pos:
@@ -385,6 +394,8 @@ class Expansion:
 
     def command_substitution(self, node) -> tuple[str | None, str | None]:
         inner = [c for c in node.children if c.is_named and c.type != "comment"]
+        if len(inner) == 1 and inner[0].type == "redirected_statement":
+            return self.cat_heredoc(inner[0])
         if len(inner) != 1 or inner[0].type != "command":
             return UNKNOWN
         cmd = inner[0]
@@ -410,6 +421,26 @@ class Expansion:
             a = None if any(w.assumed is None for w in words) else " ".join(w.assumed for w in words).rstrip("\n")
             return (v, a)
         return UNKNOWN
+
+    def cat_heredoc(self, node):
+        """``$(cat <<EOF ... EOF)``: the here-document's body, trailing newlines removed."""
+        body = node.child_by_field_name("body")
+        redirects = [c for c in node.children if c.type in _REDIRECTS]
+        if body is None or body.type != "command" or len(redirects) != 1 or redirects[0].type != "heredoc_redirect":
+            return UNKNOWN
+        if self.text(body).strip() != "cat" or any(c.type in _REDIRECTS for c in redirects[0].children):
+            return UNKNOWN
+        read = self.heredoc_value(redirects[0], parts=True)
+        if read is None:
+            return UNKNOWN
+        pieces = list(read[1])
+        while pieces and pieces[-1][0] is not None:  # $( ) drops the trailing newlines
+            text = pieces[-1][0].rstrip("\n")
+            if text:
+                pieces[-1] = (text, text)
+                break
+            pieces.pop()
+        return pieces
 
     def fields(self, nodes) -> list[Word]:
         """Words bash passes for these argument nodes (after splitting unquoted expansions)."""
@@ -473,15 +504,14 @@ class Expansion:
 
     def expand_text(self, text: str, depth: int = 0) -> tuple[str | None, str | None]:
         """Expand a here-document body (``$VAR``, ``${VAR...}``, ``$((...))``; ``$(...)`` is unknown)."""
-        vals: list | None = []
-        asms: list | None = []
+        return join(self.expand_text_parts(text, depth))
+
+    def expand_text_parts(self, text: str, depth: int = 0) -> list[tuple]:
+        """``expand_text`` as pieces ``(value, assumed)``: the known text around unknown values."""
+        parts: list[tuple] = []
 
         def add(v, a):
-            nonlocal vals, asms
-            if vals is not None:
-                vals = None if v is None else vals + [v]
-            if asms is not None:
-                asms = None if a is None else asms + [a]
+            parts.append((v, a))
 
         i, n = 0, len(text)
         lit_start = 0
@@ -548,7 +578,7 @@ class Expansion:
             lit_start = i
         lit = unquote_dq(text[lit_start:], "$`\\")
         add(lit, lit)
-        return (None if vals is None else "".join(vals), None if asms is None else "".join(asms))
+        return parts
 
     def expand_braced(self, inner: str, depth: int) -> tuple[str | None, str | None]:
         m = re.match(r"([A-Za-z_][A-Za-z0-9_]*)(?::?[-=+?])?", inner)

@@ -6,12 +6,15 @@ These are the public results of reading a script (``parse_script``); every posit
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 
 from dslint.documents.model import ParseProblem
 from dslint.source import SourceFile, Span
 
-from .pieces import join
+from .pieces import PLACEHOLDER, join
+
+_PLACEHOLDER_RE = re.compile(r"\$\{%s\d+\}" % PLACEHOLDER)
 
 
 def span_text(span: Span | None) -> str:
@@ -34,6 +37,10 @@ class Word:
     assumed: str | None = None
     may_split: bool = False
     parts: tuple = ()
+
+    def __post_init__(self) -> None:
+        if PLACEHOLDER in self.raw:  # a piece of an eval'd string the script does not decide
+            self.raw = _PLACEHOLDER_RE.sub("…", self.raw)
 
     @property
     def known(self) -> bool:
@@ -85,7 +92,7 @@ class Value:
 
     value: str | None
     span: Span | None  # where it was set (None when it only comes from the caller)
-    source_kind: str  # "assignment" | "export" | "prefix" | "default" | "caller-env"
+    source_kind: str  # "assignment" | "export" | "prefix" | "default" | "caller-env" | "sbatch"
     assumed: str | None = None
 
     def __repr__(self) -> str:
@@ -107,6 +114,7 @@ class Command:
     background: bool = False
     wrappers: list[Word] = field(default_factory=list)
     clears_env: bool = False  # env -i / exec -c: nothing but `env` reaches the program
+    runner: "Command | None" = None  # the eval / bash -c / sbatch --wrap whose string this command is in
     # (variable table, extra env, unset names, clears, child shell); read lazily
     _scope: tuple | None = field(default=None, repr=False)
     _environment: dict | None = field(default=None, repr=False)
@@ -233,6 +241,10 @@ class Script:
     references: list[VarRef] = field(default_factory=list)
     runtime_failures: list[RuntimeFailure] = field(default_factory=list)
     unread: list = field(default_factory=list)  # parts tree-sitter skipped although bash accepts them (unread.Unread)
+    continued_lines: set[int] = field(default_factory=set)  # lines whose `\` continues the command onto the next
+    sbatch: object = None  # the #SBATCH directives (slurm.SbatchJob), when the script has any
+    # (start, end) of strings run by eval/bash -c whose words could be placed only at the whole string
+    unmapped: list[tuple[int, int]] = field(default_factory=list)
 
     @property
     def path(self) -> str:

@@ -33,5 +33,13 @@ def join(parts: Iterable[tuple]) -> tuple[str | None, str | None]:
     return (None if vals is None else "".join(vals), None if asms is None else "".join(asms))
 
 
+# A string run by `eval`/`bash -c` is read with each piece the script does not decide written as
+# `${__dslint_unknown_N}` (commands.py); text that still carries the marker after quoting is one
+# of those values taken literally (inside single quotes there), so it is unknown too.
+PLACEHOLDER = "__dslint_unknown_"
+
+
 def known(text: str, quoted: bool = False) -> tuple:
+    if PLACEHOLDER in text:
+        return (None, None, quoted)
     return (text, text, quoted)

@@ -101,15 +101,17 @@ def find_traps(script: Script, excluded_bytes: list[tuple[int, int]]) -> None:
             continue
         if text[end : end + 1] == "\r":
             continue  # `\` + CR: bash escapes the CR and the line does not continue (crlf-line-endings says so)
+        if len(stripped) == len(content):
+            script.continued_lines.add(line)
         if len(stripped) < len(content):
             traps.append(
                 Trap("space-after-backslash", Span(source, bs_pos, end))
             )
             continue
-        if not text[bs_pos + 1 :].strip():
-            traps.append(
-                Trap("trailing-backslash-at-eof", Span(source, bs_pos, bs_pos + 1))
-            )
+        if text[bs_pos + 1 :] in ("", "\n"):
+            # the `\` continues into the end of the file; with a blank line after it, the
+            # command ends at that blank line instead (blank-line-after-continuation)
+            traps.append(Trap("trailing-backslash-at-eof", Span(source, bs_pos, bs_pos + 1)))
             continue
         if line >= count:
             continue

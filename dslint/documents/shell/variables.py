@@ -92,6 +92,7 @@ class Ctx(NamedTuple):
     background: bool = False
     depth: int = 0
     child_shell: bool = False  # bash -c: non-exported variables of the parent are gone
+    runner: object = None  # the command (eval, bash -c, sbatch --wrap) that runs the string being read
 
 
 # ---------------------------------------------------------------------------------------

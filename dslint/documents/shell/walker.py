@@ -27,7 +27,8 @@ class Walker(Expansion, Assignments, Commands):
         self.script = script
         self.source = script.source
         self.data = data
-        self.fixed_span: Span | None = None  # set while walking an eval'd string
+        self.fixed_span: Span | None = None  # set while walking an eval'd string not written verbatim
+        self.shift: int | None = None  # an eval'd string written verbatim: its start in the file
         self.ascii = len(data) == len(script.source.text)  # byte offsets are character offsets
         self.eval_depth = 0
         self.vars: dict[str, Var] = {}
@@ -44,23 +45,22 @@ class Walker(Expansion, Assignments, Commands):
         self._ctx = Ctx()
 
     def span(self, node) -> Span:
-        if self.fixed_span is not None:
-            return self.fixed_span
-        if self.ascii:
-            return Span(self.source, node.start_byte, node.end_byte)
-        cho = self.source.char_offset
-        return Span(self.source, cho(node.start_byte), cho(node.end_byte))
+        return self.span_bytes(node.start_byte, node.end_byte)
 
     def span_bytes(self, start: int, end: int) -> Span:
         if self.fixed_span is not None:
             return self.fixed_span
+        if self.shift is not None:  # inside an eval'd string: byte offsets of that string
+            data = self.data
+            return Span(self.source, self.shift + len(data[:start].decode("utf-8", "replace")),
+                        self.shift + len(data[:end].decode("utf-8", "replace")))
         if self.ascii:
             return Span(self.source, start, end)
         cho = self.source.char_offset
         return Span(self.source, cho(start), cho(end))
 
     def text(self, node) -> str:
-        return self.data[node.start_byte : node.end_byte].decode("utf-8", "replace")
+        return self.text_bytes(node.start_byte, node.end_byte)
 
     def text_bytes(self, start: int, end: int) -> str:
         return self.data[start:end].decode("utf-8", "replace")

@@ -1,4 +1,4 @@
-"""Commands that run another command: ``nohup``, ``env``, ``srun``, ``mpirun`` ...
+"""Commands that run another command: ``nohup``, ``env``, ``srun``, ``mpirun``, ``uv run`` ...
 
 Each wrapper is one small function, keyed by the wrapper's basename in ``WRAPPERS``: given the
 words of a command and the index just after the wrapper's name, it returns where the wrapped
@@ -32,6 +32,7 @@ class Peeled:
     env: list[EnvWord] = field(default_factory=list)
     unset: list[str] = field(default_factory=list)
     clears: bool = False  # env -i / exec -c: nothing but `env` reaches the program
+    python: bool = False  # the wrapper runs what follows with Python (`uv run train.py`, `uv run -m pkg`)
 
 
 Peel = Callable[[list[Word], int], "Peeled | None"]
@@ -139,9 +140,25 @@ def _peel_taskset(words: list[Word], j: int) -> Peeled | None:
     return Peeled(j + 1)  # + the mask or cpu list
 
 
+def _opaque_options(words: list[Word], j: int) -> bool:
+    """``srun ${SRUN_ARGS} python ...``: an unquoted expansion only known at run time, in the
+    options, with a launcher after it (which is what shows that the options go on)."""
+    from .launchers import is_launcher_name
+
+    word = words[j]
+    return (word.value is None and word.may_split and not word.prefix
+            and any(w.value is not None and is_launcher_name(os.path.basename(w.value)) for w in words[j + 1 :]))
+
+
 def _peel_srun(words: list[Word], j: int) -> Peeled:
-    while j < len(words) and words[j].value is not None and words[j].value.startswith("-"):
-        v = words[j].value
+    # an option's known start is enough: `--nodelist=$NODES`, `--nodes=$SLURM_NNODES`
+    while j < len(words) and (
+        words[j].prefix.startswith("-") and (words[j].value is not None or "=" in words[j].prefix) or _opaque_options(words, j)
+    ):
+        if not words[j].prefix:
+            j += 1
+            continue
+        v = words[j].prefix
         j += 1
         if v == "--":
             break
@@ -179,7 +196,67 @@ def _peel_mpirun(words: list[Word], j: int) -> Peeled:
     return out
 
 
+def _skip(words: list[Word], j: int, takes_value: frozenset[str]) -> int | None:
+    """Past the option at ``j`` (and its value when it takes one); None when ``j`` is no option."""
+    v = words[j].value if j < len(words) else None
+    if v is None or not v.startswith("-") or v == "--":
+        return None
+    return j + 2 if v in takes_value else j + 1
+
+
+def _tool_run(takes_value: frozenset[str], runs_python: bool = False) -> Peel:
+    """``TOOL [global options] run [options] COMMAND ...`` (uv, poetry, pdm, pixi, conda): the
+    command runs in the tool's environment. ``runs_python``: a ``.py`` file or ``-m module``
+    after ``run`` is run with the environment's Python (uv's documented behaviour)."""
+
+    def peel(words: list[Word], j: int) -> Peeled | None:
+        while (nxt := _skip(words, j, takes_value)) is not None:
+            j = nxt
+        if j >= len(words) or words[j].value != "run":
+            return None  # `uv pip install`, `conda activate`: runs no command of ours
+        j += 1
+        while (nxt := _skip(words, j, takes_value)) is not None:
+            if runs_python and words[j].value in ("-m", "--module"):
+                return Peeled(j, python=True)
+            j = nxt
+        if j < len(words) and words[j].value == "--":
+            j += 1
+        python = runs_python and j < len(words) and (words[j].value or "").endswith(".py")
+        return Peeled(j, python=python)
+
+    return peel
+
+
+# `uv run` (uv 0.5-0.9 `uv run --help`): options that take a value; every other option is a flag.
+_UV_VALUES = frozenset(
+    {
+        "--extra", "--group", "--no-group", "--only-group", "--with", "--with-editable", "--with-requirements",
+        "--env-file", "--package", "--python", "-p", "--index", "--default-index", "--index-url", "-i",
+        "--extra-index-url", "--find-links", "-f", "--index-strategy", "--keyring-provider", "--resolution",
+        "--prerelease", "--fork-strategy", "--exclude-newer", "--exclude-newer-package", "--config-setting", "-C",
+        "--no-build-isolation-package", "--link-mode", "--refresh-package", "--reinstall-package",
+        "--upgrade-package", "-P", "--no-binary-package", "--no-build-package", "--directory", "--project",
+        "--config-file", "--cache-dir", "--color", "--allow-insecure-host", "--python-platform", "--torch-backend",
+    }
+)
+# poetry's global options (`poetry run` has none of its own); pdm run; pixi run; conda/mamba run.
+_POETRY_VALUES = frozenset({"-P", "--project", "-C", "--directory"})
+_PDM_VALUES = frozenset({"-p", "--project", "--venv", "--skip", "-c", "--config"})
+_PIXI_VALUES = frozenset(
+    {"--manifest-path", "-e", "--environment", "--color", "--concurrent-solves", "--concurrent-downloads",
+     "--pypi-keyring-provider", "--auth-file", "--tls-root-certs"}
+)
+_CONDA_VALUES = frozenset({"-n", "--name", "-p", "--prefix", "--cwd", "-r", "--root-prefix", "-a", "--attach", "--label", "-e", "--env"})
+
+
 WRAPPERS: dict[str, Peel] = {
+    "uv": _tool_run(_UV_VALUES, runs_python=True),
+    "poetry": _tool_run(_POETRY_VALUES),
+    "pdm": _tool_run(_PDM_VALUES),
+    "pixi": _tool_run(_PIXI_VALUES),
+    "conda": _tool_run(_CONDA_VALUES),
+    "mamba": _tool_run(_CONDA_VALUES),
+    "micromamba": _tool_run(_CONDA_VALUES),
     "env": _peel_env,
     "exec": _peel_exec,
     "nohup": _peel_plain,
@@ -210,17 +287,39 @@ class Unwrapped:
     clears: bool = False
     unset: list[str] = field(default_factory=list)
     written: list[EnvWord] = field(default_factory=list)  # every NAME=value written, in order, used or not
+    python: Word | None = None  # the wrapper word that runs the program with Python (`uv run train.py`)
+
+
+def _after_double_dash(words: list[Word], j: int) -> Peeled | None:
+    """A job submitter that takes the command to run after ``--`` (``ray job submit ... --
+    python train.py``, a cluster's ``submit --gpus 8 -- torchrun ...``): peeled only when a
+    launcher follows the ``--``, which is what shows that the words after it are a command."""
+    from .launchers import is_launcher_name
+
+    for k in range(j, len(words) - 1):
+        if words[k].value == "--":
+            nxt = words[k + 1].value
+            return Peeled(k + 1) if nxt is not None and is_launcher_name(os.path.basename(nxt)) else None
+    return None
 
 
 def unwrap(words: list[Word]) -> Unwrapped:
-    """Peel ``nohup``/``env``/``exec``/``time``/... off the front of a command."""
+    """Peel ``nohup``/``env``/``exec``/``time``/``uv run``/... off the front of a command."""
+    from .launchers import is_launcher_name
+
     out = Unwrapped(0)
     i, n = 0, len(words)
     while i < n - 1:
         if words[i].value is None:
             break
-        peel = WRAPPERS.get(os.path.basename(words[i].value))
-        peeled = peel(words, i + 1) if peel is not None else None
+        base = os.path.basename(words[i].value)
+        peel = WRAPPERS.get(base)
+        if peel is not None:
+            peeled = peel(words, i + 1)
+        elif not is_launcher_name(base) and base not in _NOT_SUBMITTERS:
+            peeled = _after_double_dash(words, i + 1)
+        else:
+            peeled = None
         if peeled is None:
             break
         out.written.extend(peeled.env)
@@ -233,8 +332,15 @@ def unwrap(words: list[Word]) -> Unwrapped:
             out.clears = True
             out.env = list(peeled.env)
         i = peeled.end
+        if peeled.python:
+            out.python = out.wrappers[-1]
+            break
     out.index = i
     return out
+
+
+# Commands whose `--` ends their own options and never starts a command of ours.
+_NOT_SUBMITTERS = frozenset({"echo", "printf", "set"})
 
 
 # srun options that take no value (everything else takes one, unless written --opt=value)
