@@ -77,6 +77,51 @@ class FrameworkBatch:
                 "checks": [c.to_dict() for c in self.checks], "notes": list(self.notes)}
 
 
+@dataclass(frozen=True)
+class Releases:
+    """The releases of a framework a launch may run with: those dslint knows that the repository's pins allow."""
+
+    package: str
+    label: str
+    versions: tuple[str, ...]
+    why: str  # "axolotl==0.12.2 in requirements.txt:3", "nothing pins axolotl"
+    known: tuple[str, ...]
+
+    def judge(self, fails: Callable[[str], bool]) -> tuple[tuple[str, ...], str]:
+        """(the releases ``fails`` holds for, a note: empty when it holds for all of them)."""
+        failing = tuple(v for v in self.versions if fails(v))
+        if not failing or len(failing) == len(self.versions):
+            return failing, ""
+        shown = failing[0] if len(failing) == 1 else f"{failing[0]}–{failing[-1]}"
+        return failing, f"fails on {self.label} {shown}; {self.why}"
+
+    def describe(self) -> str:
+        shown = self.versions[0] if len(self.versions) == 1 else f"{self.versions[0]}–{self.versions[-1]}"
+        return f"{self.label} {shown} ({self.why})"
+
+
+def releases(package: str, label: str, known: tuple[str, ...], start, settings=None) -> Releases:
+    """The ``known`` releases of ``package`` that the pins nearest ``start`` allow (dslint.pins, read as
+    dslint.versions reads them; a git checkout of a branch says nothing)."""
+    import os
+
+    from dslint.versions import allows, repository_evidence
+
+    if start is None:
+        return Releases(package, label, known, f"nothing pins {package}", known)
+    folder = os.path.abspath(str(start))
+    folder = folder if os.path.isdir(folder) else os.path.dirname(folder)
+    root = getattr(settings, "root", None)
+    found = repository_evidence(folder, package, os.path.abspath(root) if root is not None else None)
+    if found is None or found.kind == "git":
+        return Releases(package, label, known, f"nothing pins {package}", known)
+    why = found.sources(root)
+    if found.exact:
+        return Releases(package, label, found.exact, why, known)
+    inside = tuple(v for v in known if allows(found.clauses, v))
+    return Releases(package, label, inside or known[:1], why, known)
+
+
 def batch_of(plan, settings=None) -> FrameworkBatch | None:
     """The framework arithmetic of a launch, when its program is one of the frameworks dslint reads."""
     from dslint.frameworks import verl
@@ -88,4 +133,4 @@ def batch_of(plan, settings=None) -> FrameworkBatch | None:
     return None
 
 
-__all__ = ["Check", "FrameworkBatch", "Quantity", "batch_of", "cached", "position"]
+__all__ = ["Check", "FrameworkBatch", "Quantity", "Releases", "batch_of", "cached", "position", "releases"]
