@@ -329,6 +329,7 @@ class Explanation:
     plan: Any = None  # the LaunchPlan (not serialised)
     program: Any = None  # who reads the launch's files, with its evidence (dslint.launch.consumer.Consumer)
     versions: list["PackageVersions"] = field(default_factory=list)
+    framework: Any = None  # a framework's own batch arithmetic (dslint.frameworks.FrameworkBatch): verl, OpenRLHF, TRL GRPO
 
     def to_dict(self) -> dict:
         return {
@@ -351,6 +352,7 @@ class Explanation:
             "memory": self.memory.to_dict() if self.memory else None,
             "notes": list(self.notes),
             "versions": [v.to_dict() for v in self.versions],
+            "framework": self.framework.to_dict() if self.framework is not None else None,
         }
 
 
@@ -390,6 +392,8 @@ def launch_packages(plan: LaunchPlan) -> list[str]:
         packages.append("ms-swift")
     if plan.consumer == "llamafactory":
         packages.append("llamafactory")
+    if getattr(plan.program, "kind", None) == "trl":
+        packages.append("trl")
     return packages
 
 
@@ -529,7 +533,13 @@ class _Builder:
             consumer=plan.consumer, entry=plan.entry, nodes=nodes, procs_per_node=procs, world_size=world,
             parallel=parallel, batch=batch, steps=steps, precision=precision, zero=zero, model=model, memory=memory,
             notes=self.notes, plan=plan, program=plan.program, versions=self.versions() if self.options.versions else [],
+            framework=self.framework(),
         )
+
+    def framework(self):
+        from dslint.frameworks import batch_of
+
+        return batch_of(self.plan, self.options.settings) if self.plan.command is not None or self.plan.program is not None else None
 
     def versions(self) -> list[PackageVersions]:
         from dslint.versions import candidates

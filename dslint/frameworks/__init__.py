@@ -124,9 +124,9 @@ def releases(package: str, label: str, known: tuple[str, ...], start, settings=N
 
 def batch_of(plan, settings=None) -> FrameworkBatch | None:
     """The framework arithmetic of a launch, when its program is one of the frameworks dslint reads."""
-    from dslint.frameworks import verl
+    from dslint.frameworks import grpo, openrlhf, verl
 
-    for module in (verl,):
+    for module in (verl, openrlhf, grpo):
         found = module.explain(plan, settings)
         if found is not None:
             return found

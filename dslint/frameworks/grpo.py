@@ -143,5 +143,67 @@ def eval_checked(kind: str, version: str, separate_groups: bool) -> bool:
     return compare(version, "0.15.0") >= 0
 
 
-__all__ = ["DEFAULT_GENERATIONS", "Generation", "LABEL", "TRL_ON_POLICY_ARGS", "Trainer", "eval_checked", "generation",
-           "trainer"]
+__all__ = ["DEFAULT_GENERATIONS", "Generation", "LABEL", "TRL_ON_POLICY_ARGS", "Trainer", "eval_checked", "explain",
+           "generation", "trainer"]
+
+
+def explain(plan, settings=None):
+    """The generation batch of a TRL GRPO/RLOO launch, by the newest TRL release the evidence allows."""
+    from dslint.frameworks import Check, FrameworkBatch, Quantity, position
+    from dslint.rules._args import integer
+    from dslint.versions import candidates
+
+    found = trainer(plan)
+    if found is None:
+        return None
+    out = FrameworkBatch("trl-grpo" if found.kind == "trl-grpo" else "trl-rloo", found.label, "")
+    if not found.established:
+        out.notes.append(found.evidence)
+    label = found.label
+
+    def factor(name: str, meaning: str, default: int | None = None):
+        value = integer(plan, name, default=default, note=f"{label}'s default")
+        arg = value.arg
+        if arg is not None:
+            path, line = position(arg.span)
+            return value, Quantity(f"--{name}", meaning, value.value, arg.origin, path, line)
+        return value, Quantity(f"--{name}", meaning, value.value, f"{name} = {value.value} ({label}'s default)" if default is not None else "not set",
+                               None, None, True)
+
+    n, n_q = factor("num_generations", "completions sampled per prompt", DEFAULT_GENERATIONS[found.kind])
+    bs, bs_q = factor("per_device_train_batch_size", "completions per process per optimizer micro step", 8)
+    gas, gas_q = factor("gradient_accumulation_steps", "micro steps per optimizer step", 1)
+    steps, steps_q = factor("steps_per_generation", "optimizer micro steps per generation round")
+    given, given_q = factor("generation_batch_size", "completions per generation round")
+    world = plan.world_size
+    out.factors = [n_q, bs_q, gas_q]
+    if steps.given:
+        out.factors.append(steps_q)
+    if given.given:
+        out.factors.append(given_q)
+    if world is not None and isinstance(world.value, int):
+        path, line = position(world.span)
+        out.factors.append(Quantity("world size", "training processes", world.value, world.origin, path, line, world.default))
+    else:
+        out.summary = "the number of training processes is unknown"
+        return out
+    start = plan.origin.path if plan.origin is not None else None
+    versions = candidates("trl", start, settings, plan.program)
+    newest = versions.newest
+    if not all(isinstance(v.value, int) for v in (n, bs, gas)):
+        out.summary = "a batch setting is not a number"
+        return out
+    now = generation(found.kind, newest, world.value, bs.value, gas.value, steps.value if steps.given else None,
+                     given.value if given.given else None, n.value)
+    if now.size is None:
+        out.summary = f"TRL {newest} has no generation-batch check for {label}"
+        return out
+    out.derived.append(Quantity("generation batch", f"completions per generation round (TRL {newest})", now.size, now.how))
+    if n.value:
+        out.derived.append(Quantity("prompts per generation", "groups of num_generations", now.size / n.value if now.size % n.value else now.size // n.value,
+                                    f"{now.size} / num_generations {n.value}"))
+    out.checks.append(Check(now.size % n.value == 0 and n.value >= 2,
+                            f"generation batch {now.size} is a multiple of num_generations {n.value} (TRL {newest})"))
+    out.summary = f"{now.how} = {now.size} completions per generation round, {now.size // n.value if n.value and now.size % n.value == 0 else '?'} prompts of {n.value}"
+    out.notes.append(f"versions: {versions.describe()}")
+    return out

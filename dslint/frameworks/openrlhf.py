@@ -173,10 +173,14 @@ def explain(plan, settings=None) -> FrameworkBatch | None:
         ]
         out.checks.append(Check(found.failure is None if found.judged else None, found.failure or
                                 f"{found.deepspeed_batch} = micro {found.micro.value} × accumulation {found.accumulation} × world {found.world}"))
-        out.summary = (f"{found.batch.value} samples per step = micro {found.micro.value} × accumulation {found.accumulation} × "
-                       f"data parallel {found.world // (found.ring.value * found.tp.value) if found.world % (found.ring.value * found.tp.value) == 0 else '?'}")
+        dp = found.world // (found.ring.value * found.tp.value) if found.world % (found.ring.value * found.tp.value) == 0 else "?"
+        if found.failure:
+            out.summary = f"{found.batch.value} samples per step are not micro {found.micro.value} × accumulation × data parallel {dp}"
+        else:
+            out.summary = f"{found.batch.value} samples per step = micro {found.micro.value} × accumulation {found.accumulation} × data parallel {dp}"
     else:
         out.summary = "the world size or the batch flags are unknown"
+    out.notes.append("OpenRLHF builds its DeepSpeed config from these flags (no config file): stage, offload and bf16 below")
     out.factors.append(_quantity(zero, "--zero_stage", "zero_optimization.stage in the DeepSpeed config it builds"))
     out.factors.append(_quantity(offload, "--adam_offload", "offload_optimizer.device cpu and DeepSpeedCPUAdam"))
     if dtype.value is not None:
