@@ -71,8 +71,33 @@ BASES = {
     }, _CITE.format("ppo_megatron_trainer")),
 }
 
+BASES["sft_trainer"] = Base("verl", {
+    "data.train_batch_size": 256,
+    "data.micro_batch_size_per_gpu": 4,
+    "ulysses_sequence_parallel_size": 1,
+}, _CITE.format("sft_trainer"))
+
+#: The verl releases dslint has read (git tags of volcengine/verl) for the checks that differ between them.
+KNOWN = ("0.4.0", "0.4.1", "0.5.0", "0.6.0", "0.6.1", "0.7.0")
+
 ACTOR = "actor_rollout_ref.actor"
 ROLLOUT = "actor_rollout_ref.rollout"
+
+
+MAIN_PPO = "verl.trainer.main_ppo"
+#: What a program must use for each part of verl's start-up checks to run in it (recipes pick and choose):
+#: the driver's ``validate_config`` (verl/utils/config.py), the FSDP workers' normalisation
+#: (verl/workers/fsdp_workers.py) and the Ray resource pool's GPU count (ResourcePoolManager).
+PARTS = {
+    "driver": ("verl.utils.config.validate_config",),
+    "workers": ("verl.workers.fsdp_workers",),
+    "resources": ("verl.trainer.ppo.ray_trainer.ResourcePoolManager", "verl.single_controller.ray.base.ResourcePoolManager"),
+}
+
+
+def _is_main_ppo(consumer) -> bool:
+    name = (consumer.program or "").replace("\\", "/")
+    return name == MAIN_PPO or name.endswith("verl/trainer/main_ppo.py")
 
 
 def ppo_program(plan) -> str | None:
@@ -80,28 +105,130 @@ def ppo_program(plan) -> str | None:
     consumer = getattr(plan, "program", None)
     if consumer is None or consumer.kind != "verl" or not consumer.established:
         return None
-    name = consumer.program or ""
-    if consumer.facts is None:
-        return name if name == "verl.trainer.main_ppo" else None
+    if _is_main_ppo(consumer):
+        return consumer.program
     facts = consumer.facts
-    trainer = "verl.trainer.ppo.ray_trainer.RayPPOTrainer"
-    if facts.first_use(trainer, "verl.trainer.main_ppo") is not None or facts.derives_from(trainer) is not None:
-        return name
+    if facts is not None and any(facts.first_use(*names) is not None for names in PARTS.values()):
+        return consumer.program
     return None
+
+
+def judged(plan, settings=None) -> bool:
+    """Whether the verl this launch runs is one whose checks dslint knows (0.4.0-0.7.0, where they agree).
+
+    A copy of verl in the repository (a fork, a vendored tree) says its version in
+    ``verl/version/version``; otherwise the pins do (dslint.frameworks.releases: an exact pin outside
+    the known releases, such as 0.3.0, is not judged; a range is judged by the known releases it allows).
+    """
+    from dslint.frameworks import releases
+    from dslint.versions import compare, parse_version
+
+    local = _local_version(plan)
+    if local is not None:
+        return bool(parse_version(local)) and compare(local, "0.4.0") >= 0
+    start = plan.origin.path if plan.origin is not None else None
+    found = releases("verl", "verl", KNOWN, start, settings)
+    return any(compare(v, "0.4.0") >= 0 for v in found.versions)
+
+
+def _local_version(plan) -> str | None:
+    """The version a copy of verl in the repository declares (verl/version/version), if the program is in one."""
+    import os
+
+    consumer = getattr(plan, "program", None)
+    if consumer is None or consumer.facts is None or not consumer.program:
+        return None
+    here = os.path.dirname(os.path.abspath(consumer.program))
+    for _ in range(6):
+        candidate = os.path.join(here, "verl", "version", "version")
+        if os.path.isfile(candidate):
+            try:
+                with open(candidate, encoding="utf-8") as handle:
+                    return handle.read().strip().split()[0] if handle else None
+            except (OSError, IndexError):
+                return None
+        parent = os.path.dirname(here)
+        if parent == here:
+            break
+        here = parent
+    return None
+
+
+def runs(plan, part: str) -> bool:
+    """Whether the launch's program runs ``part`` of verl's checks: main_ppo runs them all; another
+    program (a recipe) only what its own code (the files in its folder) is seen to use. What the
+    project modules it imports use elsewhere does not count: importing a helper from main_ppo
+    does not run main_ppo's validation."""
+    import os
+
+    consumer = getattr(plan, "program", None)
+    if ppo_program(plan) is None:
+        return False
+    if _is_main_ppo(consumer):
+        return True
+    facts = consumer.facts
+    if facts is None:
+        return False
+    home = os.path.dirname(facts.entry)
+    return any(name == prefix or name.startswith(prefix + ".")
+               for name, evidence in facts.uses.items() for prefix in PARTS[part]
+               if os.path.dirname(evidence.path) == home)
+
+
+SFT_MODULE = "verl.trainer.fsdp_sft_trainer"
+
+
+def sft_program(plan) -> str | None:
+    """verl's FSDP SFT trainer (``torchrun -m verl.trainer.fsdp_sft_trainer``), or None."""
+    consumer = getattr(plan, "program", None)
+    if consumer is None or consumer.kind != "verl" or not consumer.established:
+        return None
+    name = (consumer.program or "").replace("\\", "/")
+    return name if name == SFT_MODULE or name.endswith("verl/trainer/fsdp_sft_trainer.py") else None
 
 
 def _default_config(plan) -> str | None:
     name = (plan.program.program or "").replace("\\", "/")
-    if name == "verl.trainer.main_ppo" or name.endswith("verl/trainer/main_ppo.py"):
+    if name == MAIN_PPO or name.endswith("verl/trainer/main_ppo.py"):
         return "ppo_trainer"  # @hydra.main(config_path="config", config_name="ppo_trainer")
+    if sft_program(plan):
+        return "sft_trainer"  # @hydra.main(config_path="config", config_name="sft_trainer")
     return None
 
 
 def config(plan) -> Composition | None:
-    """The composed config of a verl PPO launch (cached per plan)."""
-    if ppo_program(plan) is None or plan.command is None:
+    """The composed config of a verl PPO or SFT launch (cached per plan)."""
+    if (ppo_program(plan) is None and sft_program(plan) is None) or plan.command is None:
         return None
     return cached(plan, "verl", lambda: compose(plan, BASES.get, _default_config(plan), "config"))
+
+
+@dataclass
+class SFT:
+    """The settings verl's FSDP SFT trainer normalises (fsdp_sft_trainer.py ``_normalize_config_bsz``)."""
+
+    cfg: Composition
+    train: Setting
+    micro: Setting
+    sp: Setting
+    world: Any  # the launcher's Sourced world size
+
+    @property
+    def dp(self) -> int | None:
+        sp, world = number(self.sp), getattr(self.world, "value", None)
+        if not isinstance(world, int) or not sp or world % sp:
+            return None
+        return world // sp
+
+
+def sft(plan) -> SFT | None:
+    if sft_program(plan) is None:
+        return None
+    cfg = config(plan)
+    if cfg is None:
+        return None
+    return SFT(cfg, cfg.get("data.train_batch_size"), cfg.get("data.micro_batch_size_per_gpu"),
+               cfg.get("ulysses_sequence_parallel_size"), plan.world_size)
 
 
 @dataclass
@@ -237,17 +364,52 @@ def mini_batches(model: PPO) -> list[MiniBatch]:
     return out
 
 
+def _factor(setting: Setting, meaning: str) -> Quantity:
+    path, line = position(setting.span)
+    if setting.known:
+        return Quantity(setting.key, meaning, setting.value, setting.origin, path, line, not setting.written)
+    return Quantity(setting.key, meaning, None, f"unknown: {setting.value.why}", path, line, False)
+
+
+def _explain_sft(plan, trainer: SFT) -> FrameworkBatch:
+    out = FrameworkBatch("verl", f"verl SFT ({sft_program(plan)})", "")
+    out.factors = [_factor(trainer.train, "samples per optimizer step"),
+                   _factor(trainer.micro, "samples per GPU per forward/backward pass"),
+                   _factor(trainer.sp, "GPUs that share one sequence (Ulysses)")]
+    world = trainer.world
+    if world is not None and isinstance(world.value, int):
+        path, line = position(world.span)
+        out.factors.append(Quantity("world size", "processes", world.value, world.origin, path, line, world.default))
+    train, micro, dp = number(trainer.train), number(trainer.micro), trainer.dp
+    if dp is None or train is None:
+        out.summary = "the data-parallel size or the batch is unknown"
+        return out
+    out.derived.append(Quantity("data parallel", "ranks the batch is split over", dp, f"world {world.value} // ulysses_sequence_parallel_size {_text(trainer.sp.value)}"))
+    per = train // dp
+    out.derived.append(Quantity("batch per rank", "samples per rank per step", per, f"data.train_batch_size {train} // data parallel {dp}"))
+    if micro:
+        out.derived.append(Quantity("accumulation", "micro batches per rank per step", per // micro, f"{per} // micro_batch_size_per_gpu {micro}"))
+    out.checks.append(Check(train % dp == 0, f"data.train_batch_size {train} divisible by data parallel {dp}"))
+    if micro:
+        out.checks.append(Check(per % micro == 0, f"batch per rank {per} divisible by micro batch {micro}"))
+    out.summary = f"{train} samples per step = {dp} ranks × {per}" + (f" = {dp} × micro {micro} × accumulation {per // micro}" if micro and per % micro == 0 else "")
+    return out
+
+
 def explain(plan, settings=None) -> FrameworkBatch | None:
+    trainer = sft(plan)
+    out = _explain_sft(plan, trainer) if trainer is not None else _explain_ppo(plan)
+    if out is not None and not judged(plan, settings):
+        out.notes.append("this verl is older than 0.4.0 (its pin or its verl/version/version): its checks may differ from those shown")
+    return out
+
+
+def _explain_ppo(plan) -> FrameworkBatch | None:
     model = ppo(plan)
     if model is None:
         return None
     program = ppo_program(plan)
-
-    def factor(setting: Setting, meaning: str) -> Quantity:
-        path, line = position(setting.span)
-        if setting.known:
-            return Quantity(setting.key, meaning, setting.value, setting.origin, path, line, not setting.written)
-        return Quantity(setting.key, meaning, None, f"unknown: {setting.value.why}", path, line, False)
+    factor = _factor
 
     out = FrameworkBatch("verl", f"verl PPO ({program})", "")
     out.factors = [factor(model.train, "prompts per training step"), factor(model.n, "responses sampled per prompt"),
@@ -307,5 +469,5 @@ def checks(model: PPO) -> list[Check]:
     return out
 
 
-__all__ = ["BASES", "PPO", "MiniBatch", "checks", "config", "explain", "flag", "mini_batches", "number", "ppo", "ppo_program",
-           "shown", "uses_critic"]
+__all__ = ["BASES", "KNOWN", "PARTS", "PPO", "judged", "runs", "SFT", "MiniBatch", "checks", "config", "explain", "flag", "mini_batches", "number", "ppo", "ppo_program",
+           "sft", "sft_program", "shown", "uses_critic"]

@@ -1,7 +1,8 @@
 """verl rules (DS901-DS904): the batch and GPU arithmetic verl's PPO trainer checks at start-up.
 
 They run only on launches whose program is established as verl's PPO trainer
-(``python3 -m verl.trainer.main_ppo``, or a program that builds ``RayPPOTrainer``), on the config
+(``python3 -m verl.trainer.main_ppo``; a recipe's own program only for the checks it is seen to
+run: it calls ``validate_config``, uses the FSDP workers, builds a ``ResourcePoolManager``), on the config
 as Hydra composes it (dslint.frameworks.verl): the command line's overrides, the primary config
 the command names, and verl's shipped defaults. An override list that ends in ``$@`` (or another
 expansion dslint cannot read) may still change any of them: the findings are warnings there.
@@ -36,6 +37,12 @@ def _severity(model: verl.PPO) -> Severity | None:
     return Severity.WARNING if not model.cfg.command.complete else None
 
 
+def _within_versions(plan, context, findings):
+    """The findings, where the verl the launch runs is one whose checks dslint knows (0.4.0-0.7.0)."""
+    if verl.judged(plan, context.settings):
+        yield from findings
+
+
 def _hedge(model: verl.PPO) -> str:
     opaque = model.cfg.command.opaque
     if not opaque:
@@ -48,7 +55,7 @@ def verl_train_batch(plan, context):
     """verl's train batch: the responses of a step must split evenly over the GPUs, and hold a mini batch.
 
     ## What it checks
-    For `python3 -m verl.trainer.main_ppo` (and recipes built on `RayPPOTrainer`), with the
+    For `python3 -m verl.trainer.main_ppo` (and recipes that call verl's `validate_config`), with the
     config as Hydra composes it (overrides, `--config-name`, verl's `ppo_trainer.yaml` defaults):
     - `data.train_batch_size × actor_rollout_ref.rollout.n` (the responses of one step) must be
       divisible by `trainer.n_gpus_per_node × trainer.nnodes`; with the Megatron backend, by
@@ -57,6 +64,13 @@ def verl_train_batch(plan, context):
     - `data.train_batch_size` must be at least `actor_rollout_ref.actor.ppo_mini_batch_size`
       (verl/workers/config/actor.py:198-206 `ActorConfig.validate`; an assert in 0.4-0.5).
     Both are skipped with `use_dynamic_bsz=True`, as verl skips them.
+
+    For verl's SFT trainer (`torchrun -m verl.trainer.fsdp_sft_trainer`, defaults from
+    `sft_trainer.yaml`: batch 256, micro batch 4): `data.train_batch_size` must be divisible by
+    the data-parallel size (processes / `ulysses_sequence_parallel_size`), and each rank's share
+    by `data.micro_batch_size_per_gpu` (verl 0.7.0 verl/trainer/fsdp_sft_trainer.py:144-155
+    `_normalize_config_bsz`; the same from 0.4.0): "Global batch size 250 is not divisible by dp
+    size 8".
 
     ## Why it matters
     `AssertionError: real_train_batch_size (5000) must be divisible by minimal possible batch
@@ -76,8 +90,16 @@ def verl_train_batch(plan, context):
     ## Fix safety
     No fix: which of the batch, the group size or the GPU count to change is a training decision.
     """
+    yield from _within_versions(plan, context, _verl_train_batch(plan, context))
+
+
+def _verl_train_batch(plan, context):
+    trainer = verl.sft(plan)
+    if trainer is not None:
+        yield from _sft_batch(plan, trainer)
+        return
     model = verl.ppo(plan)
-    if model is None or verl.flag(model.dynamic) is not False:
+    if model is None or verl.flag(model.dynamic) is not False or not verl.runs(plan, "driver"):
         return
     train, n, gpus = verl.number(model.train), verl.number(model.n), model.n_gpus
     mini = verl.number(model.mini)
@@ -114,6 +136,34 @@ def verl_train_batch(plan, context):
     )
 
 
+def _sft_batch(plan, trainer: verl.SFT):
+    """verl's SFT trainer splits the global batch over the data-parallel ranks, then into micro batches."""
+    train, micro, dp = verl.number(trainer.train), verl.number(trainer.micro), trainer.dp
+    if train is None or dp is None:
+        return
+    world = trainer.world
+    severity = Severity.WARNING if not trainer.cfg.command.complete or world.default else None
+    hedge = f" (unless {trainer.cfg.command.opaque[0].raw} overrides them)" if trainer.cfg.command.opaque else ""
+    sp = verl.number(trainer.sp)
+    how = f"{world.value} processes" + (f" // ulysses_sequence_parallel_size {sp}" if sp and sp > 1 else "")
+    related = [*_related(trainer.train, trainer.micro, trainer.sp), Related(f"{world.value} processes: {world.origin}", world.span)]
+    if train % dp:
+        yield Finding(
+            _at(plan, trainer.train),
+            f"data.train_batch_size {train} does not split over data parallel {dp} ({how}){hedge}: verl's SFT trainer asserts "
+            f"'Global batch size {train} is not divisible by dp size {dp}'",
+            related=related, severity=severity,
+        )
+        return
+    if micro and (train // dp) % micro:
+        yield Finding(
+            _at(plan, trainer.micro, trainer.train),
+            f"each rank's batch (data.train_batch_size {train} // data parallel {dp} = {train // dp}) is not a multiple of "
+            f"data.micro_batch_size_per_gpu {micro}{hedge}: verl's SFT trainer asserts it (fsdp_sft_trainer.py `_normalize_config_bsz`)",
+            related=related, severity=severity,
+        )
+
+
 @rule("DS902", "verl-micro-batch", severity="error", target="launch", fixable=True)
 def verl_micro_batch(plan, context):
     """verl's FSDP workers: each GPU's share of a PPO mini batch must be a whole number of micro batches.
@@ -146,8 +196,12 @@ def verl_micro_batch(plan, context):
     it. The update is the same (verl accumulates micro batches up to the mini batch); memory per
     pass goes down and the step takes longer.
     """
+    yield from _within_versions(plan, context, _verl_micro_batch(plan, context))
+
+
+def _verl_micro_batch(plan, context):
     model = verl.ppo(plan)
-    if model is None:
+    if model is None or not verl.runs(plan, "workers"):
         return
     legacy = model.get("trainer.use_legacy_worker_impl")
     if legacy.known and legacy.value == "disable" or not legacy.known and legacy.written:
@@ -200,7 +254,11 @@ def verl_parallel_size(plan, context):
     - with the Megatron backend, `tensor × pipeline × context` parallel sizes of the actor must
       divide n_gpus (verl/utils/config.py:87-102);
     - with FSDP, `ulysses_sequence_parallel_size` must divide n_gpus (the worker's device mesh is
-      `(n_gpus // sp, sp)`, fsdp_workers.py:170-176).
+      `(n_gpus // sp, sp)`, fsdp_workers.py:170-176);
+    - with the async rollout (`actor_rollout_ref.rollout.mode=async`, the default from 0.7.0), a
+      rollout replica larger than a node must be a whole number of nodes: "world_size 12 must be
+      divisible by gpus_per_node 8" (verl/workers/rollout/replica.py:96-103, 0.6.0 on). Judged
+      over the verl releases the pins allow (0.4.0-0.7.0 when nothing pins verl).
 
     ## Why it matters
     The assertion fires in every worker after Ray has placed them, or the device mesh cannot be
@@ -217,16 +275,24 @@ def verl_parallel_size(plan, context):
     ## Fix safety
     No fix: the parallel size follows the model's size and the GPUs.
     """
+    yield from _within_versions(plan, context, _verl_parallel_size(plan, context))
+
+
+def _verl_parallel_size(plan, context):
     model = verl.ppo(plan)
     if model is None or not model.n_gpus:
         return
+    workers, driver = verl.runs(plan, "workers"), verl.runs(plan, "driver")
     gpus = model.n_gpus
     severity, hedge = _severity(model), _hedge(model)
     world = (model.gpus_per_node, model.nnodes)
     parts = [model.get(f"{verl.ROLLOUT}.{name}_parallel_size") for name in ("tensor_model", "data", "pipeline_model")]
     sizes = [verl.number(p) for p in parts]
-    if all(s is not None and s >= 1 for s in sizes):
+    if workers and all(s is not None and s >= 1 for s in sizes):
         size = sizes[0] * sizes[1] * sizes[2]
+        per_node = verl.number(model.gpus_per_node)
+        if not gpus % size and per_node and size > per_node and size % per_node:
+            yield from _replica_nodes(plan, context, model, parts, size, per_node)
         if gpus % size:
             named = [f"{p.key.rsplit('.', 1)[-1]} {s}" for p, s in zip(parts, sizes) if s > 1 or p is parts[0]]
             shown = " × ".join(named) + (f" = {size}" if len(named) > 1 else "")
@@ -236,7 +302,7 @@ def verl_parallel_size(plan, context):
                 f"'rollout world_size: {gpus} is not divisible by infer_world_size: {size}'",
                 related=_related(*parts, *world), severity=severity,
             )
-    if model.megatron:
+    if model.megatron and driver:
         mparts = [model.get(f"{verl.ACTOR}.megatron.{name}_parallel_size") for name in ("tensor_model", "pipeline_model", "context")]
         msizes = [verl.number(p) for p in mparts]
         if all(s is not None and s >= 1 for s in msizes) and gpus % (msizes[0] * msizes[1] * msizes[2]):
@@ -248,7 +314,7 @@ def verl_parallel_size(plan, context):
                 f"context_parallel_size ({msizes[2]})'",
                 related=_related(*mparts, *world), severity=severity,
             )
-    elif model.megatron is False:
+    elif model.megatron is False and workers:
         sp = verl.number(model.sp)
         if sp and sp > 1 and gpus % sp:
             yield Finding(
@@ -257,6 +323,32 @@ def verl_parallel_size(plan, context):
                 f"(data parallel, sequence parallel) device mesh cannot be built",
                 related=_related(model.sp, *world), severity=severity,
             )
+
+
+def _replica_nodes(plan, context, model, parts, size: int, per_node: int):
+    """An async rollout replica larger than a node must span whole nodes (verl 0.6 on)."""
+    from dslint.frameworks import releases
+    from dslint.versions import compare
+
+    mode = model.get(f"{verl.ROLLOUT}.mode")
+    if mode.written and not mode.known:
+        return
+
+    def fails(version: str) -> bool:
+        chosen = mode.value if mode.written else ("async" if compare(version, "0.7.0") >= 0 else "sync")
+        return chosen == "async" and compare(version, "0.6.0") >= 0
+
+    found = releases("verl", "verl", verl.KNOWN, plan.origin.path if plan.origin is not None else None, context.settings)
+    failing, note = found.judge(fails)
+    if not failing:
+        return
+    yield Finding(
+        _at(plan, *parts, model.gpus_per_node),
+        f"the rollout's {size} GPUs per replica span {size / per_node:.2g} nodes of {per_node}{_hedge(model)}: verl's async rollout asserts "
+        f"'world_size {size} must be divisible by gpus_per_node {per_node}'" + (f" ({note})" if note else ""),
+        related=[*_related(*parts, model.gpus_per_node, mode), Related(found.describe())],
+        severity=Severity.INFO if note else _severity(model),
+    )
 
 
 @rule("DS904", "verl-visible-gpus", severity="warning", target="launch")
@@ -289,8 +381,12 @@ def verl_visible_gpus(plan, context):
     No fix. A warning: a Ray cluster started outside the script (with other devices) would be
     joined instead.
     """
+    yield from _within_versions(plan, context, _verl_visible_gpus(plan, context))
+
+
+def _verl_visible_gpus(plan, context):
     model = verl.ppo(plan)
-    if model is None:
+    if model is None or not verl.runs(plan, "resources"):
         return
     visible = plan.visible_devices
     per_node, nodes = verl.number(model.gpus_per_node), verl.number(model.nnodes)
