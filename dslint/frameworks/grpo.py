@@ -89,6 +89,16 @@ def trainer(plan) -> Trainer | None:
     return None
 
 
+def config_file_unread(plan) -> bool:
+    """TrlParser's ``--config recipe.yaml`` sets the arguments the command line does not: when the
+    launch passes one that dslint did not read, the batch settings it may hold are unknown."""
+    arg = plan.arg("config")
+    if arg is None or arg.value is True:
+        return False
+    reference = plan.training_config
+    return reference is None or reference.document is None or reference.span is not arg.span
+
+
 @dataclass(frozen=True)
 class Generation:
     """One TRL release's generation batch for a launch."""
@@ -143,7 +153,7 @@ def eval_checked(kind: str, version: str, separate_groups: bool) -> bool:
     return compare(version, "0.15.0") >= 0
 
 
-__all__ = ["DEFAULT_GENERATIONS", "Generation", "LABEL", "TRL_ON_POLICY_ARGS", "Trainer", "eval_checked", "explain",
+__all__ = ["DEFAULT_GENERATIONS", "Generation", "LABEL", "TRL_ON_POLICY_ARGS", "Trainer", "config_file_unread", "eval_checked", "explain",
            "generation", "trainer"]
 
 
@@ -156,6 +166,10 @@ def explain(plan, settings=None):
     found = trainer(plan)
     if found is None:
         return None
+    if config_file_unread(plan):
+        out = FrameworkBatch("trl-grpo" if found.kind == "trl-grpo" else "trl-rloo", found.label,
+                             "the batch settings are in the --config file, which dslint does not read")
+        return out
     out = FrameworkBatch("trl-grpo" if found.kind == "trl-grpo" else "trl-rloo", found.label, "")
     if not found.established:
         out.notes.append(found.evidence)

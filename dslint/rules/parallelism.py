@@ -560,6 +560,11 @@ def generation_batch(plan, context):
     trainer, label, default_n, trl = found
     if not complete(plan):
         return  # hidden arguments may set the batch, the accumulation or the group size
+    if trl is not None:
+        from dslint.frameworks.grpo import config_file_unread
+
+        if config_file_unread(plan):
+            return  # TrlParser's --config YAML may set them
     n = integer(plan, "num_generations", default=default_n, note=f"{label}'s default")
     if not isinstance(n.value, int):
         return

@@ -103,7 +103,9 @@ def trl_vllm_gpus(plan, context):
     No fix: which GPUs go to generation and which to training is a layout decision.
     """
     trainer = grpo.trainer(plan)
-    if trainer is None or flag(plan, "use_vllm").value is not True:
+    if trainer is None or grpo.config_file_unread(plan):
+        return
+    if flag(plan, "use_vllm").value is not True:
         return
     world = plan.world_size.value if plan.world_size is not None and isinstance(plan.world_size.value, int) else None
     if world is None:
