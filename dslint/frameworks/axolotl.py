@@ -35,6 +35,16 @@ def _set(data: dict, key: str) -> bool:
     return bool(data.get(key))
 
 
+def _both(first: str, second: str) -> Callable[[dict], bool]:
+    """Both keys set (the validators' ``data.get(a) and data.get(b)``)."""
+    return lambda data: _set(data, first) and _set(data, second)
+
+
+def _not_steps(strategy: str, other: str) -> Callable[[dict], bool]:
+    """A schedule key set together with a strategy other than "steps"."""
+    return lambda data: _both(strategy, other)(data) and data.get(strategy) != "steps"
+
+
 @dataclass(frozen=True)
 class Rejection:
     """One combination axolotl's config validator refuses."""
@@ -50,35 +60,30 @@ class Rejection:
 
 
 REJECTIONS = (
-    Rejection(("batch_size", "gradient_accumulation_steps"),
-              lambda d: _set(d, "gradient_accumulation_steps") and _set(d, "batch_size"),
+    Rejection(("batch_size", "gradient_accumulation_steps"), _both("gradient_accumulation_steps", "batch_size"),
               "please set only one of gradient_accumulation_steps or batch_size", "check_gas_bsz"),
-    Rejection(("warmup_ratio", "warmup_steps"), lambda d: _set(d, "warmup_steps") and _set(d, "warmup_ratio"),
+    Rejection(("warmup_ratio", "warmup_steps"), _both("warmup_steps", "warmup_ratio"),
               "warmup_steps and warmup_ratio are mutually exclusive", "check_warmup"),
-    Rejection(("save_steps", "save_strategy"),
-              lambda d: _set(d, "save_strategy") and _set(d, "save_steps") and d.get("save_strategy") != "steps",
+    Rejection(("save_steps", "save_strategy"), _not_steps("save_strategy", "save_steps"),
               "save_strategy and save_steps mismatch. Please set save_strategy to 'steps' or remove save_steps.", "check_saves"),
-    Rejection(("save_steps", "saves_per_epoch"), lambda d: _set(d, "saves_per_epoch") and _set(d, "save_steps"),
+    Rejection(("save_steps", "saves_per_epoch"), _both("saves_per_epoch", "save_steps"),
               "save_steps and saves_per_epoch are mutually exclusive and cannot be used together.", "check_saves"),
-    Rejection(("eval_steps", "eval_strategy"),
-              lambda d: _set(d, "eval_strategy") and _set(d, "eval_steps") and d.get("eval_strategy") != "steps",
+    Rejection(("eval_steps", "eval_strategy"), _not_steps("eval_strategy", "eval_steps"),
               "eval_strategy and eval_steps mismatch. Please set eval_strategy to 'steps' or remove eval_steps.", "check_evals"),
     Rejection(("val_set_size", "eval_steps", "eval_strategy"),
               lambda d: d.get("val_set_size") == 0 and not isinstance(d.get("val_set_size"), bool)
               and (_set(d, "eval_steps") or _set(d, "eval_strategy")) and not _set(d, "test_datasets")
               and d.get("eval_strategy") != "no",
               "eval_steps and eval_strategy are not supported with val_set_size == 0", "check_evals"),
-    Rejection(("eval_steps", "evals_per_epoch"), lambda d: _set(d, "evals_per_epoch") and _set(d, "eval_steps"),
+    Rejection(("eval_steps", "evals_per_epoch"), _both("evals_per_epoch", "eval_steps"),
               "eval_steps and evals_per_epoch are mutually exclusive and cannot be used together.", "check_evals"),
-    Rejection(("eval_strategy", "evals_per_epoch"),
-              lambda d: _set(d, "evals_per_epoch") and _set(d, "eval_strategy") and d.get("eval_strategy") != "steps",
+    Rejection(("eval_strategy", "evals_per_epoch"), _not_steps("eval_strategy", "evals_per_epoch"),
               "eval_strategy must be empty or set to `steps` when used with evals_per_epoch.", "check_evals"),
-    Rejection(("fsdp", "deepspeed"), lambda d: _set(d, "deepspeed") and _set(d, "fsdp"),
-              "deepspeed and fsdp cannot be used together.", "check_fsdp_deepspeed"),
+    Rejection(("fsdp", "deepspeed"), _both("deepspeed", "fsdp"), "deepspeed and fsdp cannot be used together.", "check_fsdp_deepspeed"),
     Rejection(("fsdp", "base_model"),
               lambda d: isinstance(d.get("base_model"), str) and "falcon" in d["base_model"].lower() and _set(d, "fsdp"),
               "FSDP is not supported for falcon models", "check_falcon_fsdp"),
-    Rejection(("torch_compile", "deepspeed"), lambda d: _set(d, "deepspeed") and _set(d, "torch_compile"),
+    Rejection(("torch_compile", "deepspeed"), _both("deepspeed", "torch_compile"),
               "torch_compile should be set within your deepspeed config file", "check_torch_compile_deepspeed",
               until="0.12.2"),
 )

@@ -109,7 +109,11 @@ class Linker:
         reference = Reference(role=role, raw=raw, span=span, assumed=assumed)
         if raw is None or not raw.strip():
             return reference
-        for candidate in self._candidates(raw.strip(), base):
+        return self._first_file(reference, self._candidates(raw.strip(), base), expect)
+
+    def _first_file(self, reference: Reference, candidates: list[Path], expect: str) -> Reference:
+        """The first of ``candidates`` that is a file, loaded into ``reference``; every path looked at in ``tried``."""
+        for candidate in candidates:
             shown = _display(candidate, self.cwd)
             if shown in reference.tried:
                 continue
@@ -482,16 +486,8 @@ class Linker:
                 folders += self._candidates(text, base)
         if not folders:
             return
-        reference = Reference("training-config", name, word.span)
-        for folder in folders:
-            candidate = Path(os.path.normpath(folder / file))
-            shown = _display(candidate, self.cwd)
-            if shown in reference.tried:
-                continue
-            reference.tried.append(shown)
-            if candidate.is_file():
-                reference.document = self.load(candidate, TRAINING_YAML)
-                break
+        candidates = [Path(os.path.normpath(folder / file)) for folder in folders]
+        reference = self._first_file(Reference("training-config", name, word.span), candidates, TRAINING_YAML)
         plan.training_config = reference
         plan.references.append(reference)
         doc = reference.document
