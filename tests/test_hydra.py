@@ -82,3 +82,10 @@ def test_a_reference_in_the_primary_config_is_followed(tmp_path, monkeypatch):
     cfg = verl.config(plan)
     assert cfg.get("actor_rollout_ref.actor.ppo_mini_batch_size").value == 96
     assert cfg.get("trainer.n_gpus_per_node").value == 8  # from verl's ppo_trainer under it
+
+
+def test_references_in_a_circle_are_unknown(tmp_path, monkeypatch):
+    plan = _plan(tmp_path, monkeypatch, "python3 -m verl.trainer.main_ppo --config-dir=conf --config-name=mine\n",
+                 {"conf/mine.yaml": "defaults:\n  - ppo_trainer\n  - _self_\ndata:\n  train_batch_size: ${data.gen_batch_size}\n"
+                                    "  gen_batch_size: ${data.train_batch_size}\n"})
+    assert isinstance(verl.config(plan).get("data.train_batch_size").value, Unknown)

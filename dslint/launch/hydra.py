@@ -261,15 +261,15 @@ class Composition:
     def complete(self) -> bool:
         return self.command.complete and not self.unread
 
-    def get(self, key: str) -> Setting:
+    def get(self, key: str, _seen: frozenset = frozenset()) -> Setting:
         """``key`` (dotted) as the app sees it, with its origin."""
         override = self.command.last(key)
         if override is not None:
-            return self._from_override(key, override)
+            return self._from_override(key, override, _seen)
         for layer in reversed(self.layers):
             if key in layer.values:
                 value, span, key_span = layer.values[key]
-                value = self._resolve(value, key, set())
+                value = self._resolve(value, key, _seen)
                 where = self._where(key_span or span)
                 return Setting(key, value, f"{key.rsplit('.', 1)[-1]}: {_shown(value)} in {where}", span, "config")
         if self.unread:
@@ -277,12 +277,12 @@ class Composition:
         if self.base is not None and key in self.base.values:
             value = self.base.values[key]
             if isinstance(value, str) and _REFERENCE.match(value):
-                value = self._resolve(value, key, set())
+                value = self._resolve(value, key, _seen)
             cite = f" ({self.base.cite})" if self.base.cite else ""
             return Setting(key, value, f"{key} = {_shown(value)}, {self.base.name}'s default{cite}", None)
         return Setting(key, Unknown(f"{key} is not set"), "", None)
 
-    def _from_override(self, key: str, override: Override) -> Setting:
+    def _from_override(self, key: str, override: Override, seen: frozenset = frozenset()) -> Setting:
         where = self._where(override.span)
         if override.op == "delete":
             return Setting(key, Unknown(f"{override.written()} deletes it"), f"{override.written()} at {where}", override.span, "override")
@@ -292,26 +292,21 @@ class Composition:
                 return Setting(key, value, f"{override.written()} at {where}", override.value_span, "override")
             return Setting(key, Unknown(f"{override.written()} replaces the section"), f"{override.written()} at {where}", override.value_span, "override")
         if isinstance(value, str) and _REFERENCE.match(value):
-            value = self._resolve(value, key, set())
+            value = self._resolve(value, key, seen)
         origin = f"{override.written()} at {where}"
         if override.assumed:
             origin += f" (assuming {override.assumed} keeps its default)"
         return Setting(key, value, origin, override.value_span or override.span, "override", override.assumed)
 
-    def _resolve(self, value: Any, key: str, seen: set) -> Any:
-        """An absolute ``${a.b}`` reference followed to the value it names; other interpolations are unknown."""
+    def _resolve(self, value: Any, key: str, seen: frozenset) -> Any:
+        """An absolute ``${a.b}`` reference followed to the value it names; other interpolations, and
+        references that go round in a circle or nest too deep, are unknown."""
         if isinstance(value, Unknown) or not isinstance(value, str) or "${" not in value:
             return value
         match = _REFERENCE.match(value)
-        if match is None or match.group(1) in seen or key in seen:
+        if match is None or match.group(1) in seen or key in seen or len(seen) > 8:
             return Unknown(f"the interpolation {value}")
-        target = self.get_within(match.group(1), seen | {key})
-        return target.value
-
-    def get_within(self, key: str, seen: set) -> Setting:
-        if len(seen) > 8:
-            return Setting(key, Unknown("interpolations nest too deep"), "")
-        return self.get(key)
+        return self.get(match.group(1), seen | {key}).value
 
     def _where(self, span: Span | None) -> str:
         if self.where is not None:
