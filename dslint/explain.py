@@ -403,6 +403,7 @@ class Explanation:
     slurm: str | None = None  # the #SBATCH directives of the script
     versions: list["PackageVersions"] = field(default_factory=list)
     layout: LayoutInfo | None = None  # the multi-node layout this launch is a node of
+    framework: Any = None  # a framework's own batch arithmetic (dslint.frameworks.FrameworkBatch): verl, OpenRLHF, TRL GRPO
 
     def to_dict(self) -> dict:
         return {
@@ -428,6 +429,7 @@ class Explanation:
             "memory": self.memory.to_dict() if self.memory else None,
             "notes": list(self.notes),
             "versions": [v.to_dict() for v in self.versions],
+            "framework": self.framework.to_dict() if self.framework is not None else None,
         }
 
 
@@ -467,6 +469,8 @@ def launch_packages(plan: LaunchPlan) -> list[str]:
         packages.append("ms-swift")
     if plan.consumer == "llamafactory":
         packages.append("llamafactory")
+    if getattr(plan.program, "kind", None) == "trl":
+        packages.append("trl")
     return packages
 
 
@@ -637,7 +641,13 @@ class _Builder:
             parallel=parallel, batch=batch, steps=steps, precision=precision, zero=zero, model=model, memory=memory,
             notes=self.notes, plan=plan, program=plan.program, via=_via(plan), slurm=_slurm(plan),
             versions=self.versions() if self.options.versions else [], layout=layout_info(plan),
+            framework=self.framework(),
         )
+
+    def framework(self):
+        from dslint.frameworks import batch_of
+
+        return batch_of(self.plan, self.options.settings) if self.plan.command is not None or self.plan.program is not None else None
 
     def versions(self) -> list[PackageVersions]:
         from dslint.versions import candidates

@@ -24,11 +24,15 @@ PACKAGES: dict[str, tuple[str, ...]] = {
     "trl": ("trl",),
     "ms-swift": ("ms-swift",),
     "llamafactory": ("llamafactory", "llmtuner"),
+    # Frameworks whose releases the framework rules judge (dslint.frameworks.releases).
+    "axolotl": ("axolotl",),
+    "openrlhf": ("openrlhf",),
+    "verl": ("verl",),
 }
 # Repository names of git checkouts (`git+https://github.com/hiyouga/LLaMA-Factory.git`).
 _REPOSITORIES = {"llama-factory": "llamafactory", "llamafactory": "llamafactory", "ms-swift": "ms-swift",
                  "swift": "ms-swift", "transformers": "transformers", "accelerate": "accelerate", "trl": "trl",
-                 "deepspeed": "deepspeed"}
+                 "deepspeed": "deepspeed", "axolotl": "axolotl", "openrlhf": "openrlhf", "verl": "verl"}
 
 _MAX_BYTES = 2_000_000  # a pin file larger than this is not a pin file
 _MAX_LOCK_BYTES = 50_000_000  # lock files of large workspaces are big; they are scanned, not parsed

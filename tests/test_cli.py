@@ -197,9 +197,9 @@ def test_exit_unknown_path(project):
 
 @pytest.mark.parametrize("option", ["--select", "--ignore", "--extend-select"])
 def test_exit_unknown_selector(project, option):
-    proc = run(project, option, "DS9", "ds101.json")
+    proc = run(project, option, "DS99", "ds101.json")
     assert proc.returncode == 2
-    assert "unknown rule selector(s): DS9" in proc.stderr
+    assert "unknown rule selector(s): DS99" in proc.stderr
     assert proc.stdout == ""
 
 

@@ -305,7 +305,7 @@ def test_unknown_setting_in_pyproject(tree):
     ('per-file-ignores = ["*.json"]\n', "'per-file-ignores' must be a table"),
     ('per-file-ignores = { "*.json" = 3 }\n', "per-file-ignores '*.json' must be a list of rule codes or names"),
     ('per-file-ignores = { "*.json" = ["DS999"] }\n', "per-file-ignores '*.json': unknown rule selector(s): DS999"),
-    ('select = ["DS9"]\n', "unknown rule selector(s): DS9"),
+    ('select = ["DS99"]\n', "unknown rule selector(s): DS99"),
     ('target = "tpu"\n', "target must be one of gpu, npu"),
     ("target = 1\n", "'target' must be a string"),
     ('hardware = "a100-80g"\n', "unknown hardware 'a100-80g'; did you mean 'a100-80gb'?"),

@@ -132,7 +132,7 @@ def test_python_m_module_in_the_repository(tmp_path):
 @pytest.mark.parametrize("command,kind,reader", [
     ("deepspeed --module openrlhf.cli.train_sft --zero_stage 2 --bf16", "openrlhf", None),
     ("accelerate launch -m axolotl.cli.train config.yml", "axolotl", "hf"),
-    ("python -m verl.trainer.main_ppo data.train_batch_size=256", "hydra", None),
+    ("python -m verl.trainer.main_ppo data.train_batch_size=256", "verl", None),
 ])
 def test_a_module_of_a_known_package(tmp_path, command, kind, reader):
     plan, consumer = program_of(tmp_path, {"run.sh": command + "\n"})

@@ -28,6 +28,7 @@ from dslint.launch.pyprogram import ArgDef, Evidence, Program, dataclass_fields,
 HF, TRL, ACCELERATE, DEEPSPEED = "hf", "trl", "accelerate", "deepspeed"
 LLAMAFACTORY, SWIFT, MEGATRON_SWIFT, MEGATRON_DS = "llamafactory", "swift", "megatron-swift", "megatron-deepspeed"
 AXOLOTL, OPENRLHF, HYDRA, INFERENCE, UNKNOWN = "axolotl", "openrlhf", "hydra", "inference", "unknown"
+VERL = "verl"
 
 DEEPSPEED_READER = {
     HF: "hf", TRL: "hf", AXOLOTL: "hf", ACCELERATE: "accelerate", DEEPSPEED: "deepspeed",
@@ -37,14 +38,14 @@ LABEL = {
     HF: "HF Trainer", TRL: "a TRL trainer", ACCELERATE: "an accelerate Accelerator loop",
     DEEPSPEED: "a plain deepspeed.initialize loop", LLAMAFACTORY: "LLaMA-Factory", SWIFT: "ms-swift",
     MEGATRON_SWIFT: "Megatron-SWIFT", MEGATRON_DS: "Megatron-DeepSpeed", AXOLOTL: "axolotl", OPENRLHF: "OpenRLHF",
-    HYDRA: "a Hydra/OmegaConf app", INFERENCE: "inference or evaluation only", UNKNOWN: "an unknown program",
+    HYDRA: "a Hydra/OmegaConf app", VERL: "verl", INFERENCE: "inference or evaluation only", UNKNOWN: "an unknown program",
 }
 
 #: Modules of installed packages that are programs of a known kind (``python -m`` / ``--module``).
 KNOWN_MODULES: tuple[tuple[str, str], ...] = (
     ("swift.cli._megatron", MEGATRON_SWIFT), ("swift.megatron", MEGATRON_SWIFT), ("swift.cli", SWIFT),
     ("swift.llm", SWIFT), ("llamafactory", LLAMAFACTORY), ("llmtuner", LLAMAFACTORY), ("trl.scripts", TRL),
-    ("trl.cli", TRL), ("trl", TRL), ("axolotl.cli", AXOLOTL), ("openrlhf.cli", OPENRLHF), ("verl", HYDRA),
+    ("trl.cli", TRL), ("trl", TRL), ("axolotl.cli", AXOLOTL), ("openrlhf.cli", OPENRLHF), ("verl", VERL),
     ("vllm.entrypoints", INFERENCE), ("lm_eval", INFERENCE), ("sglang.launch_server", INFERENCE),
 )
 
@@ -59,6 +60,7 @@ _TRAINERS: tuple[tuple[str, tuple[str, ...]], ...] = (
              "swift.llm.TrainArguments", "swift.llm.RLHFArguments", "swift.cli", "swift.llm.train")),
     (AXOLOTL, ("axolotl.cli", "axolotl.train")),
     (OPENRLHF, ("openrlhf.cli", "openrlhf.trainer")),
+    (VERL, ("verl.trainer",)),
 )
 _HF_NAMES = ("transformers.Trainer", "transformers.Seq2SeqTrainer", "transformers.trainer.Trainer",
              "transformers.trainer_seq2seq.Seq2SeqTrainer")
@@ -120,7 +122,9 @@ def of_module(name: str, evidence: Evidence) -> Consumer | None:
     """A module of an installed package whose kind is known."""
     for prefix, kind in KNOWN_MODULES:
         if name == prefix or name.startswith(prefix + "."):
-            return Consumer(kind, True, [Evidence(evidence.path, evidence.line, f"runs the module {name}")], program=name)
+            seen = Evidence(evidence.path, evidence.line, f"runs the module {name}")
+            # verl's entry points are Hydra apps (@hydra.main in verl/trainer/main_ppo.py): YAML is OmegaConf's.
+            return Consumer(kind, True, [seen], program=name, config_system=seen if kind == VERL else None)
     return None
 
 
@@ -343,4 +347,4 @@ def _external_bases(facts: Program, cls, seen: frozenset = frozenset()) -> list[
 
 
 __all__ = ["Consumer", "ProgramArguments", "classify", "of_console", "of_module", "program_arguments", "read",
-           "resolve_program", "DEEPSPEED_READER", "LABEL"]
+           "resolve_program", "DEEPSPEED_READER", "LABEL", "VERL"]

@@ -28,7 +28,7 @@ from typing import Callable
 
 from dslint.documents import Skipped, read_document
 from dslint.documents.model import ACCELERATE, DEEPSPEED, SCRIPT, TRAINING_JSON, TRAINING_YAML, Document, Mapping, Scalar
-from dslint.launch.consumer import (AXOLOTL, DEEPSPEED_READER, HYDRA, LABEL, LLAMAFACTORY, MEGATRON_SWIFT, SWIFT, UNKNOWN,
+from dslint.launch.consumer import (AXOLOTL, DEEPSPEED_READER, HYDRA, LABEL, LLAMAFACTORY, MEGATRON_SWIFT, SWIFT, UNKNOWN, VERL,
                                     Consumer, of_console, of_module, resolve_program)
 from dslint.launch.consumer import read as read_consumer
 from dslint.launch.plan import Arg, LaunchPlan, Reference, Sourced
@@ -110,7 +110,11 @@ class Linker:
         reference = Reference(role=role, raw=raw, span=span, assumed=assumed)
         if raw is None or not raw.strip():
             return reference
-        for candidate in self._candidates(raw.strip(), base):
+        return self._first_file(reference, self._candidates(raw.strip(), base), expect)
+
+    def _first_file(self, reference: Reference, candidates: list[Path], expect: str) -> Reference:
+        """The first of ``candidates`` that is a file, loaded into ``reference``; every path looked at in ``tried``."""
+        for candidate in candidates:
             shown = _display(candidate, self.cwd)
             if shown in reference.tried:
                 continue
@@ -218,6 +222,8 @@ class Linker:
             plan.distributed = True
         apply_wrappers(plan, command)
         self._consumer(plan, launch, base)
+        if plan.program is not None and plan.program.kind in (HYDRA, VERL):
+            self._hydra_config(plan, launch, base)
         self._deepspeed_reference(plan, base)
         plan.data_parallel = plan.world_size
         return plan
@@ -454,6 +460,50 @@ class Linker:
         if key not in self.consumers:
             self.consumers[key] = read_consumer(path, root, lambda p: _display(p, self.cwd))
         return copy.copy(self.consumers[key])
+
+    def _hydra_config(self, plan: LaunchPlan, launch, base: Path) -> None:
+        """A Hydra app's primary config (``--config-path``/``--config-name``, dslint.launch.hydra) and the
+        configs its defaults list names beside it. Only what the command line says is looked up: the
+        folder ``@hydra.main`` names is the program's own business."""
+        from dslint.launch.hydra import defaults_list, program_words, read_command
+
+        command = read_command(program_words(launch))
+        word = command.config_name
+        name = _word_value(word)[0] if word is not None else None
+        if not name:
+            return
+        file = name if name.endswith((".yaml", ".yml")) else f"{name}.yaml"
+        folders: list[Path] = []
+        path_word = command.config_path
+        path_text = _word_value(path_word)[0] if path_word is not None else None
+        program = plan.program
+        if path_text:
+            if os.path.isabs(path_text):
+                folders.append(Path(path_text))
+            elif program is not None and program.facts is not None and program.program:
+                # Relative to the file that declares @hydra.main (hydra/_internal/utils.py:129-137).
+                folders.append((self.cwd / program.program).parent / path_text)
+        for extra in command.config_dirs:
+            text = _word_value(extra)[0]
+            if text:
+                folders += self._candidates(text, base)
+        if not folders:
+            return
+        candidates = [Path(os.path.normpath(folder / file)) for folder in folders]
+        reference = self._first_file(Reference("training-config", name, word.span), candidates, TRAINING_YAML)
+        plan.training_config = reference
+        plan.references.append(reference)
+        doc = reference.document
+        if doc is None or doc.mapping is None:
+            return
+        entry = doc.mapping.entry("defaults")
+        for kind, item in defaults_list(doc.mapping):
+            if kind != "config":
+                continue
+            path = Path(doc.path).parent / f"{item}.yaml"
+            if path.is_file():
+                loaded = self.load(path, TRAINING_YAML)
+                plan.references.append(Reference("hydra-default", item, entry.key_span, document=loaded))
 
     def _root(self, base: Path) -> Path | None:
         root = _repository_root(base)

@@ -98,6 +98,23 @@ def _layout_lines(layout) -> list[str]:
     return out
 
 
+def _framework(f) -> list[str]:
+    """A framework's own batch arithmetic (verl, OpenRLHF, TRL GRPO), each number with its origin."""
+    out = [_line("framework", f"{f.label}: {f.summary}")]
+    for q in f.factors:
+        shown = "unknown" if q.value is None else _v(Value(q.value, q.origin))
+        out.append(_more(f"{q.key} {shown}: {q.meaning}  ({q.origin})"))
+    for q in f.derived:
+        shown = "unknown" if q.value is None else _v(Value(q.value, q.origin))
+        out.append(_more(f"= {q.key} {shown}: {q.meaning}  ({q.origin})"))
+    for check in f.checks:
+        mark = {True: "ok", False: "FAILS", None: "?"}[check.holds]
+        out.append(_more(f"{mark}: {check.text}"))
+    for note in f.notes:
+        out.append(_more(f"! {note}"))
+    return out
+
+
 def render_one(e: Explanation) -> str:
     lines: list[str] = []
     title = e.entry or e.launcher or e.kind
@@ -153,6 +170,8 @@ def render_one(e: Explanation) -> str:
         lines.append(_more(f"{b.passes_per_step} forward/backward pass(es) per device per optimizer step"))
     for note in b.notes:
         lines.append(_more(f"! {note}"))
+    if e.framework is not None:
+        lines += _framework(e.framework)
 
     # steps
     s = e.steps

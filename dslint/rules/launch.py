@@ -360,6 +360,9 @@ def missing_reference(plan, context):
     looked up relative to the naming file's folder, each folder above it up to the repository
     root, and the working directory. ms-swift preset names (`zero0` … `zero3_offload`) count as
     found. A value dslint cannot know statically (a variable from the caller) is not judged.
+    axolotl opens `deepspeed:` relative to the directory it runs in (src/axolotl/utils/config/__init__.py
+    `normalize_config`); its `deepspeed_configs/zero*.json` presets are files of its repository,
+    which `axolotl fetch deepspeed_configs` copies there, so a missing preset is `info`.
 
     ## Why it matters
     DeepSpeed reports a missing config as `Expected a string path to an existing deepspeed
@@ -397,7 +400,13 @@ def missing_reference(plan, context):
             hint = f"; ms-swift presets are {', '.join(SWIFT_PRESETS)}" + (f" (did you mean '{close[0]}'?)" if close else "")
         shown = ", ".join(reference.tried[:4]) + (" …" if len(reference.tried) > 4 else "")
         message = f"{reference.role} file '{raw}' not found (looked at {shown}){hint}"
-        if reference.assumed is not None:
+        axolotl_preset = _axolotl_preset(plan, reference)
+        if axolotl_preset is not None:
+            yield Finding(reference.span, message + "; axolotl opens it relative to the directory it runs in", severity=axolotl_preset,
+                          related=[Related("deepspeed_configs/ is not installed with axolotl: `axolotl fetch deepspeed_configs` "
+                                           "copies its presets into the working directory")]
+                          if axolotl_preset == Severity.INFO else [])
+        elif reference.assumed is not None:
             yield Finding(reference.span, message, severity=Severity.INFO,
                           related=[Related(f"assumed: {reference.assumed} keeps its default '{raw}'; the caller may set it")])
         elif _another_checkout(plan, raw, reference):
@@ -406,6 +415,18 @@ def missing_reference(plan, context):
                 "project's program, and commands copied from its README run from its own checkout")])
         else:
             yield Finding(reference.span, message)
+
+
+def _axolotl_preset(plan, reference) -> Severity | None:
+    """For axolotl's `deepspeed:`: INFO for one of its presets (fetched into the working directory
+    at run time), WARNING for another path; None for other programs."""
+    program = plan.program
+    if program is None or program.kind != "axolotl" or not program.established or reference.role != "deepspeed":
+        return None
+    from dslint.frameworks.axolotl import PRESETS
+
+    head, _, name = reference.raw.strip().removeprefix("./").rpartition("/")
+    return Severity.INFO if head == "deepspeed_configs" and name in PRESETS else Severity.WARNING
 
 
 def _another_checkout(plan, raw: str, reference) -> bool:

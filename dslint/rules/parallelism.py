@@ -492,28 +492,26 @@ def deepspeed_sequence_parallel(use, context):
 # ---- on-policy generation batch -----------------------------------------------------------------
 
 
-# Arguments only TRL's on-policy configs take: evidence that a `grpo.py` really runs GRPOTrainer.
-TRL_ON_POLICY_ARGS = ("num_generations", "max_completion_length", "reward_funcs", "reward_model_name_or_path", "use_vllm", "vllm_mode", "steps_per_generation")
+def _on_policy(plan):
+    """(trainer, label, default num_generations, TRL Trainer or None) of a GRPO-style launch."""
+    from dslint.frameworks import grpo
 
-
-def _on_policy(plan) -> tuple[str, str, int] | None:
-    """(trainer, label, default num_generations) of a GRPO-style launch."""
     rlhf = plan.arg("rlhf_type")
     kind = rlhf.value.strip().lower() if rlhf is not None and isinstance(rlhf.value, str) else None
     if plan.consumer == "swift" and kind == "grpo":
-        return "swift", "ms-swift GRPO", 8
+        return "swift", "ms-swift GRPO", 8, None
     if plan.consumer == "megatron" and kind == "grpo":
-        return "megatron", "Megatron-SWIFT GRPO", 8
-    program = getattr(getattr(plan.command, "program", None), "value", None) or ""
-    name = program.rsplit("/", 1)[-1].lower()
-    trl = "trl" in program.lower().split("/")[:-1] or any(a in plan.args for a in TRL_ON_POLICY_ARGS)
-    if not trl:
-        return None  # a script named after GRPO is not necessarily TRL's trainer
-    if plan.consumer not in ("swift", "megatron", "llamafactory") and re.search(r"grpo", name):
-        return "trl-grpo", "TRL GRPOTrainer", 8
-    if plan.consumer not in ("swift", "megatron", "llamafactory") and re.search(r"rloo", name):
-        return "trl-rloo", "TRL RLOOTrainer", 2
-    return None
+        return "megatron", "Megatron-SWIFT GRPO", 8, None
+    found = grpo.trainer(plan)
+    if found is None:
+        return None
+    return found.kind, found.label, found.default_generations, found
+
+
+def _least(*severities):
+    """The least severe of the given severities (None: the rule's own, an error)."""
+    found = [s for s in severities if s is not None]
+    return min(found) if found else None
 
 
 @rule("DS416", "generation-batch", severity="error", target="launch")
@@ -523,12 +521,22 @@ def generation_batch(plan, context):
     ## What it checks
     On-policy trainers sample `num_generations` completions per prompt and compare them within
     the group, so the batch of one generation round must be a multiple of `num_generations`:
-    - TRL `GRPOTrainer`/`RLOOTrainer` (trl 1.16 grpo_config.py:1096-1141, rloo_config.py) and
-      ms-swift GRPO (`swift rlhf --rlhf_type grpo`, swift/rlhf_trainers/args_mixin.py
+    - TRL `GRPOTrainer`/`RLOOTrainer`, by TRL release (dslint/frameworks/grpo.py): none in 0.14;
+      processes × per-device batch in 0.15-0.16 (grpo_trainer.py:341-350, 0.15.0); times the
+      gradient accumulation in 0.17 (grpo_trainer.py:592-608, 0.17.0); from 0.18 the generation
+      batch = processes × per-device batch × `steps_per_generation` (default: the gradient
+      accumulation), or `generation_batch_size` when given, which must itself be a multiple of
+      processes × per-device batch (grpo_config.py:507-547, 0.18.0; 1.16: grpo_config.py:1096-1141).
+      RLOO takes `num_generations` from 0.22.0. With evaluation on, the eval batch (processes ×
+      `per_device_eval_batch_size`, default 8) must be a multiple too (from 0.15). TRL's
+      defaults: batch 8, accumulation 1, `num_generations` 8 (RLOO 2). The TRL versions are the
+      candidates `dslint.versions` allows: an error where every one fails, info naming the
+      releases otherwise. A program dslint could not read is assumed to run TRL's trainer only
+      when named after it and given TRL's on-policy arguments: a warning.
+    - ms-swift GRPO (`swift rlhf --rlhf_type grpo`, swift/rlhf_trainers/args_mixin.py
       `_init_generation_batch_params`): generation batch = processes × per-device batch ×
-      `steps_per_generation` (default: the gradient accumulation), or `generation_batch_size`
-      when given. TRL's defaults: batch 8, accumulation 1, `num_generations` 8 (RLOO 2);
-      ms-swift's: batch 1, accumulation 1 for GRPO, `num_generations` 8.
+      `steps_per_generation` (default: the gradient accumulation), or `generation_batch_size`;
+      ms-swift's defaults: batch 1, accumulation 1, `num_generations` 8.
     - Megatron-SWIFT GRPO (`megatron rlhf --rlhf_type grpo`): generation batch =
       `global_batch_size` × `steps_per_generation` (default 1), or `generation_batch_size`
       (swift/megatron/arguments/megatron_args.py:261-295).
@@ -549,22 +557,27 @@ def generation_batch(plan, context):
     found = _on_policy(plan)
     if found is None:
         return
-    trainer, label, default_n = found
+    trainer, label, default_n, trl = found
     if not complete(plan):
         return  # hidden arguments may set the batch, the accumulation or the group size
+    if trl is not None:
+        from dslint.frameworks.grpo import config_file_unread
+
+        if config_file_unread(plan):
+            return  # TrlParser's --config YAML may set them
     n = integer(plan, "num_generations", default=default_n, note=f"{label}'s default")
     if not isinstance(n.value, int):
         return
+    if trl is not None:
+        yield from _trl_generation_batch(plan, context, trl, n)
+        return
     if n.value < 2:
         teacher = plan.arg("teacher_model") is not None or plan.arg("teacher_model_server") is not None
-        if trainer.startswith("trl") or (trainer == "swift" and n.value == 1 and not teacher):
-            if trainer == "swift":
-                quoted = "'num_generations must be greater than 1 for GRPO'"
-            else:
-                quoted = f"'{'GRPO' if trainer == 'trl-grpo' else 'RLOO'} requires at least 2 generations per prompt to calculate the advantages'"
+        if n.value == 1 and not teacher:
             yield Finding(
                 n.span or plan.span,
-                f"num_generations {n.value}: a group of fewer than 2 completions has no advantage to compute; {label} stops with {quoted}",
+                f"num_generations {n.value}: a group of fewer than 2 completions has no advantage to compute; {label} stops with "
+                "'num_generations must be greater than 1 for GRPO'",
             )
         return
     generation = integer(plan, "generation_batch_size")
@@ -584,8 +597,7 @@ def generation_batch(plan, context):
         world = _known_world(plan)
         if world is None:
             return
-        bs_default = 1 if trainer == "swift" else 8
-        bs = integer(plan, "per_device_train_batch_size", default=bs_default, note=f"{label}'s default")
+        bs = integer(plan, "per_device_train_batch_size", default=1, note=f"{label}'s default")
         gas = integer(plan, "gradient_accumulation_steps", default=1, note=f"{label}'s default")
         spg = steps if isinstance(steps.value, int) else gas
         if not isinstance(bs.value, int) or not isinstance(spg.value, int):
@@ -604,3 +616,100 @@ def generation_batch(plan, context):
         related=related,
         severity=_assumed(plan) if trainer != "megatron" and not isinstance(generation.value, int) else None,
     )
+
+
+def _trl_generation_batch(plan, context, trl, n):
+    """DS416 for TRL's GRPOTrainer/RLOOTrainer, judged release by release (dslint.frameworks.grpo)."""
+    from dslint.frameworks.grpo import eval_checked, generation as generation_of
+    from dslint.versions import candidates, compare
+
+    label = trl.label
+    start = plan.origin.path if plan.origin is not None else None
+    versions = candidates("trl", start, context.settings, plan.program)
+    assumed = None if trl.established else Severity.WARNING
+    program_note = [] if trl.established else [Related(trl.evidence)]
+    if n.value < 2:
+        verdict = versions.judge(lambda v: generation_of(trl.kind, v, 1, 1, 1, None, None, n.value).applies)
+        if verdict.anywhere:
+            # 0.15-0.16 refuse it as no divisor of the batch (their candidates start at 2); 0.17 on say why.
+            quoted = f"{'GRPO' if trl.kind == 'trl-grpo' else 'RLOO'} requires at least 2 generations per prompt to calculate the advantages" \
+                if compare(verdict.failing[-1], "0.17.0") >= 0 else generation_of(trl.kind, verdict.failing[-1], 1, 1, 1, None, None, n.value).quoted
+            yield Finding(
+                n.span or plan.span,
+                verdict.qualify(f"num_generations {n.value}: a group of fewer than 2 completions has no advantage to compute; "
+                                f"{label} stops with '{quoted}'"),
+                related=[*program_note, Related(versions.describe())],
+                severity=_least(assumed, verdict.severity()),
+            )
+        return
+    world = _known_world(plan)
+    if world is None:
+        return
+    bs = integer(plan, "per_device_train_batch_size", default=8, note=f"{label}'s default")
+    gas = integer(plan, "gradient_accumulation_steps", default=1, note=f"{label}'s default")
+    steps = integer(plan, "steps_per_generation")
+    given = integer(plan, "generation_batch_size")
+    if not all(isinstance(v.value, int) and v.value >= 1 for v in (bs, gas)):
+        return
+    if steps.given and not isinstance(steps.value, int) or given.given and not isinstance(given.value, int):
+        return
+
+    def at(version):
+        return generation_of(trl.kind, version, world, bs.value, gas.value, steps.value, given.value, n.value)
+
+    def fails(version):
+        found = at(version)
+        if not found.applies:
+            return found.applies
+        return found.size % n.value != 0
+
+    verdict = versions.judge(fails)
+    related = [*program_note, n.related("num_generations"), _world_related(plan), bs.related("per_device_train_batch_size")]
+    if given.given:
+        related.append(given.related("generation_batch_size"))
+    elif steps.given:
+        related.append(steps.related("steps_per_generation"))
+    else:
+        related.append(gas.related("gradient_accumulation_steps"))
+    related.append(Related(versions.describe()))
+    if verdict.anywhere:
+        shown = at(verdict.failing[-1])
+        valid = [d for d in range(2, shown.size + 1) if shown.size % d == 0][:8]
+        yield Finding(
+            n.span or plan.span,
+            verdict.qualify(f"the generation batch ({shown.how} = {shown.size}) is not a multiple of num_generations {n.value}: "
+                            f"{label} stops with '{shown.quoted}'"
+                            + (f"; num_generations could be {', '.join(map(str, valid))}" if valid else "")),
+            related=related,
+            severity=_least(assumed, _assumed(plan), verdict.severity()),
+        )
+    if given.given and isinstance(given.value, int):
+        step = world * bs.value
+        whole = versions.judge(lambda v: at(v).applies and given.value % step != 0)
+        if whole.anywhere:
+            yield Finding(
+                given.span or plan.span,
+                whole.qualify(f"generation_batch_size {given.value} is not a multiple of the global batch ({world} processes × per-device "
+                              f"batch {bs.value} = {step}): {label} stops with 'generation_batch_size ({given.value}) must be divisible "
+                              f"by the global batch size ({step})'"),
+                related=[*program_note, given.related("generation_batch_size"), _world_related(plan), bs.related("per_device_train_batch_size")],
+                severity=_least(assumed, _assumed(plan), whole.severity()),
+            )
+    strategy = plan.arg("eval_strategy", "evaluation_strategy")
+    if strategy is None or not isinstance(strategy.value, str) or strategy.value.strip().lower() == "no":
+        return
+    eval_bs = integer(plan, "per_device_eval_batch_size", default=8, note=f"{label}'s default")
+    eval_n = integer(plan, "num_generations_eval")
+    groups = eval_n if isinstance(eval_n.value, int) else n
+    if not isinstance(eval_bs.value, int):
+        return
+    size = world * eval_bs.value
+    checked = versions.judge(lambda v: eval_checked(trl.kind, v, eval_n.given) and size % groups.value != 0)
+    if checked.anywhere:
+        yield Finding(
+            eval_bs.span or strategy.span or plan.span,
+            checked.qualify(f"the eval batch ({world} processes × per_device_eval_batch_size {eval_bs.value} = {size}) is not a multiple of "
+                            f"num_generations {groups.value}: with {written(strategy)} {label} stops at start-up"),
+            related=[*program_note, groups.related("num_generations"), eval_bs.related("per_device_eval_batch_size"), _world_related(plan)],
+            severity=_least(assumed, _assumed(plan), checked.severity()),
+        )
