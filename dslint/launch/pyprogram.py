@@ -68,6 +68,20 @@ class ParserUse:
 
 
 @dataclass
+class KeywordCall:
+    """A call with keyword arguments the rules care about: ``TrainingArguments(lr=...)``, ``Trainer(optimizers=...)``.
+
+    ``keywords`` maps each keyword to its literal value, or MISSING when it is not a literal;
+    ``spread``: the call also passes ``**kwargs``, so any other keyword may be set too.
+    """
+
+    callee: str  # qualified name, or the local class name of a project class
+    keywords: dict[str, Any]
+    spread: bool
+    evidence: Evidence
+
+
+@dataclass
 class ClassDef:
     name: str
     qualified_bases: tuple[str, ...]
@@ -88,6 +102,10 @@ class Program:
     argparse: list[ArgDef] = field(default_factory=list)
     parsers: list[ParserUse] = field(default_factory=list)
     method_calls: dict[str, Evidence] = field(default_factory=dict)  # ".generate" → first call
+    calls: list[KeywordCall] = field(default_factory=list)  # calls with keyword arguments, in file order
+    # Attributes the program assigns (``args.learning_rate = 1e-4``, ``setattr(args, "x", ...)``): a
+    # value read from a call or a default may be changed afterwards.
+    assigned: dict[str, Evidence] = field(default_factory=dict)
     unreadable: list[str] = field(default_factory=list)  # project files that could not be parsed
     truncated: bool = False  # MAX_FILES or MAX_DEPTH stopped the walk
 
@@ -120,6 +138,8 @@ class _Module:
     add_arguments: list[tuple[list[str], dict, int]]  # (option strings, keywords, line)
     parser_calls: list[tuple[str, tuple[str, ...], int]]  # (hf|trl|argparse-known|remaining, classes, line)
     method_calls: list[tuple[str, int]]
+    calls: list[tuple[str, dict, bool, int]] = field(default_factory=list)  # (callee, keywords, spread, line)
+    assigned: list[tuple[str, int]] = field(default_factory=list)  # (attribute, line)
 
 
 def _dotted(node: ast.AST) -> str | None:
@@ -256,6 +276,13 @@ def _read_module(path: Path, display: str, tree: ast.Module) -> _Module:
             name = dotted.rsplit(".", 1)[-1] if dotted else (node.func.attr if isinstance(node.func, ast.Attribute) else None)
             if isinstance(node.func, ast.Attribute):
                 module.method_calls.append((node.func.attr, node.lineno))
+            if node.keywords and name and name[:1].isupper():  # a class called with keywords
+                keywords = {k.arg: _literal(k.value) for k in node.keywords if k.arg}
+                spread = any(k.arg is None for k in node.keywords)
+                module.calls.append((qualified or dotted or name, keywords, spread, node.lineno))
+            if name == "setattr" and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant) \
+                    and isinstance(node.args[1].value, str):
+                module.assigned.append((node.args[1].value, node.lineno))
             if name == "add_argument":
                 options = [a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
                 keywords = {k.arg: k.value for k in node.keywords if k.arg}
@@ -281,6 +308,12 @@ def _read_module(path: Path, display: str, tree: ast.Module) -> _Module:
                 qualified = _qualify(_dotted(target), aliases)
                 if qualified is not None:
                     module.uses.append((qualified, decorator.lineno, "decorated with"))
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                for item in ast.walk(target):
+                    if isinstance(item, ast.Attribute) and isinstance(item.ctx, ast.Store):
+                        module.assigned.append((item.attr, node.lineno))
         if isinstance(node, ast.ClassDef):
             bases = []
             for base in node.bases:
@@ -444,6 +477,12 @@ def _collect(program: Program, modules: list[_Module]) -> None:
                 program.uses[qualified] = Evidence(module.display, line, f"{how} {qualified}")
         for method, line in module.method_calls:
             program.method_calls.setdefault(method, Evidence(module.display, line, f"calls .{method}()"))
+        for callee, keywords, spread, line in module.calls:
+            if callee.startswith("."):
+                callee = callee.rsplit(".", 1)[-1]  # a class of the project, found by its name
+            program.calls.append(KeywordCall(callee, keywords, spread, Evidence(module.display, line, f"calls {callee}(...)")))
+        for attribute, line in module.assigned:
+            program.assigned.setdefault(attribute, Evidence(module.display, line, f"assigns .{attribute}"))
         for name, bases, fields, is_dataclass, line in module.classes:
             evidence = Evidence(module.display, line, f"class {name}({', '.join(b.rsplit('.', 1)[-1] for b in bases)})")
             program.classes[name] = ClassDef(name, bases, fields, is_dataclass, evidence)
@@ -522,5 +561,5 @@ def dataclass_fields(program: Program, name: str, seen: frozenset = frozenset())
     return fields
 
 
-__all__ = ["ArgDef", "Evidence", "MISSING", "ParserUse", "Program", "dataclass_fields", "module_file", "read_program",
+__all__ = ["ArgDef", "Evidence", "KeywordCall", "MISSING", "ParserUse", "Program", "dataclass_fields", "module_file", "read_program",
            "search_roots"]
