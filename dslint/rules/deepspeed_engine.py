@@ -731,7 +731,11 @@ def scheduler_config(use, context):
       module HF Trainer and accelerate use: an error under those consumers, a warning for a
       config no launch reaches;
     - `total_num_steps` below `warmup_num_steps` (a warning: DeepSpeed only logs it,
-      lr_schedules.py:826-828);
+      lr_schedules.py:826-828), and `total_num_steps` of `0` or below: after warmup
+      `WarmupDecayLR` multiplies the learning rate by `max(0, (total - step) / ...)` = 0 and
+      `WarmupCosineLR` ends its cosine at once (lr_schedules.py:831-839, 917-925), so nothing is
+      learned after warmup (a warning; under HF Trainer, ms-swift and LLaMA-Factory the Trainer
+      stops instead, see `hf-config-mismatch`);
     - a `torch.optim.lr_scheduler` class (`StepLR`, ...) with ZeRO stage 1-3 or fp16/bf16: DeepSpeed
       builds it on its optimizer wrapper, which torch refuses: `TypeError: DeepSpeedZeroOptimizer
       is not an Optimizer` (engine.py `_scheduler_from_config`; found by the generated
@@ -871,6 +875,14 @@ def _scheduler_findings(use, context):
                 severity=None if ds.hf_like(use) else Severity.WARNING,
             )], validated)
     total = params.entry("total_num_steps")
+    t = ds.raw(total.value) if total is not None and not ds.is_auto(total.value) else None
+    if isinstance(t, (int, float)) and not isinstance(t, bool) and t <= 0 and use.consumer not in ("hf", "swift", "llamafactory"):
+        # HF Trainer compares it with its training steps and stops (hf-config-mismatch says so).
+        decay = "stays at warmup_min_lr" if name == "WarmupDecayLR" else "drops to cos_min_ratio × lr"
+        yield Finding(total.value.span, f"total_num_steps is {ds.show(total.value)}: after warmup {name}'s learning rate {decay} "
+                      "for the rest of training (lr_schedules.py:831-839, 917-925); write the number of optimizer steps",
+                      severity=Severity.WARNING)
+        return
     if total is not None and warmup is not None and not ds.is_auto(total.value) and not ds.is_auto(warmup.value):
         t, w = ds.raw(total.value), ds.raw(warmup.value)
         if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (t, w)) and t < w:
