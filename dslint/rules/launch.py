@@ -55,7 +55,7 @@ def _parsed(name: str, value):
     return value
 
 
-class _Args:
+class TrainingArgs:
     """Training arguments with the consumer's defaults, each with where it came from.
 
     Where the launch's program was read, what it says wins as the program makes it win: a literal
@@ -191,7 +191,7 @@ def hf_config_mismatch(use, context):
     if plan is None or use.consumer not in HF_LIKE:
         return
     config = use.config
-    args = _Args(plan)
+    args = TrainingArgs(plan)
     bs, bs_rel = args.get("per_device_train_batch_size")
     gas, gas_rel = args.get("gradient_accumulation_steps")
     auto_find = _parsed("auto_find_batch_size", plan.arg("auto_find_batch_size").value) if plan.arg("auto_find_batch_size") else False
@@ -243,7 +243,7 @@ def hf_config_mismatch(use, context):
             node.span,
             f"ds {dotted}={shown} vs hf {hf_name}={_show(hf_value)}{note}: the HF Trainer stops with "
             "'Please correct the following DeepSpeed config values that mismatch TrainingArguments values'",
-            related=[r for r in related if r is not None] + _launch_related(use),
+            related=[r for r in related if r is not None] + launch_related(use),
             fix=Fix.safe(f'Set {dotted} to "auto" so the Trainer fills it in', replace_value(node, "auto")),
         )
 
@@ -287,21 +287,21 @@ def _total_num_steps(use, args):
             f"ds scheduler.params.total_num_steps={_show(node.value)}: the HF Trainer writes its number of training steps there and "
             "stops with 'Please correct the following DeepSpeed config values that mismatch TrainingArguments values' "
             "(0 steps would also leave the learning rate at warmup_min_lr after warmup)",
-            related=_launch_related(use), fix=fix,
+            related=launch_related(use), fix=fix,
         )
     elif steps is not None and steps > 0 and node.value != steps:
         yield Finding(
             node.span,
             f"ds scheduler.params.total_num_steps={_show(node.value)} vs hf num_training_steps (calculated)={steps}: the HF Trainer "
             "stops with 'Please correct the following DeepSpeed config values that mismatch TrainingArguments values'",
-            related=[r for r in [steps_rel] if r is not None] + _launch_related(use), fix=fix,
+            related=[r for r in [steps_rel] if r is not None] + launch_related(use), fix=fix,
         )
 
 
 def _auto_find_batch_size(use, plan, gas, gas_rel, args):
     config = use.config
     arg = plan.arg("auto_find_batch_size")
-    related = [Related(arg.origin, arg.span)] + _launch_related(use)
+    related = [Related(arg.origin, arg.span)] + launch_related(use)
     zero = config.get("zero_optimization")
     stage = zero.get("stage") if isinstance(zero, Mapping) else None
     if isinstance(stage, Scalar) and not isinstance(stage.value, (bool, str)) and stage.value == 3:
@@ -347,7 +347,7 @@ def _show(value) -> str:
     return str(value)
 
 
-def _launch_related(use) -> list[Related]:
+def launch_related(use) -> list[Related]:
     plan = use.launch
     if plan is None or use.reference is None:
         return []
@@ -418,7 +418,7 @@ def auto_under_deepspeed(use, context):
         yield Finding(
             node.span,
             f'{dotted} is "auto" but this launch hands the config to DeepSpeed itself, which never fills "auto": it {effect}',
-            related=_launch_related(use),
+            related=launch_related(use),
             severity=None if crash else Severity.WARNING,
         )
 
