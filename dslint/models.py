@@ -417,3 +417,62 @@ def format_count(params: int | float) -> str:
             text = f"{value:.2f}".rstrip("0").rstrip(".") if value < 10 else f"{value:.1f}".rstrip("0").rstrip(".")
             return f"{text}{unit}"
     return str(int(params))
+
+
+# ---- which transformers model type a model is ---------------------------------------------------
+
+# The `model_type` of each family above (its config.json), and of families the memory table does
+# not size but FSDP rules name (checked against the families' published config.json files).
+_MODEL_TYPE = {
+    "llama-2": "llama", "llama-3": "llama", "llama-3.1": "llama", "llama-3.2": "llama", "llama-3.3": "llama",
+    "deepseek-llm": "llama", "deepseek-r1-distill-llama": "llama", "deepseek-r1-distill-qwen": "qwen2",
+    "qwen2": "qwen2", "qwen2.5": "qwen2", "qwen3": "qwen3", "mistral": "mistral", "mixtral": "mixtral",
+    "gemma": "gemma", "gemma-2": "gemma2", "deepseek-v2-lite": "deepseek_v2", "deepseek-v2": "deepseek_v2",
+    "deepseek-v3": "deepseek_v3", "deepseek-r1": "deepseek_v3",
+}
+_MORE_FAMILIES = [
+    ("qwen3-moe", r"qwen-?3-\d+(?:\.\d+)?b-a\d+b", "qwen3_moe"),
+    ("qwen2-moe", r"qwen-?(?:1\.5|2)-moe", "qwen2_moe"),
+    ("roberta", r"(?<![a-z])roberta", "roberta"),
+    ("bert", r"(?<![a-z])bert-(?:base|large)", "bert"),
+    ("t5", r"(?<![a-z])(?:flan-)?t5-(?:small|base|large|xl|xxl)", "t5"),
+    ("gpt2", r"(?<![a-z])gpt2", "gpt2"),
+    ("opt", r"(?<![a-z])opt-\d", "opt"),
+    ("bloom", r"(?<![a-z])bloomz?(?:-|$)", "bloom"),
+    ("falcon", r"(?<![a-z])falcon-", "falcon"),
+]
+
+
+def model_type_of(name: str | None) -> str | None:
+    """The transformers ``model_type`` a model id names (``meta-llama/Llama-2-7b-hf`` → ``llama``), or None."""
+    if not name or not isinstance(name, str):
+        return None
+    base = name.rstrip("/").rsplit("/", 1)[-1].lower().replace("_", "-").replace("meta-llama-", "llama-")
+    for family, pattern, model_type in _MORE_FAMILIES[:2]:
+        if re.search(pattern, base):
+            return model_type
+    for family, pattern in _FAMILIES:
+        if re.search(pattern, base):
+            return _MODEL_TYPE.get(family)
+    for family, pattern, model_type in _MORE_FAMILIES[2:]:
+        if re.search(pattern, base):
+            return model_type
+    return None
+
+
+def local_model_type(model: str, bases: list[Path]) -> tuple[str, str] | None:
+    """(model_type, the config.json path) when ``model`` is a local folder with a config.json."""
+    if not model or not isinstance(model, str) or "\n" in model:
+        return None
+    candidates = [Path(model)] if os.path.isabs(model) else [base / model for base in bases] + [Path(model)]
+    for folder in candidates:
+        config = folder / "config.json"
+        try:
+            if not config.is_file() or config.stat().st_size > 1_000_000:
+                continue
+            data = json.loads(config.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if isinstance(data, dict) and isinstance(data.get("model_type"), str):
+            return data["model_type"], str(config)
+    return None

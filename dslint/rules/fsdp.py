@@ -1,0 +1,211 @@
+"""FSDP settings that name what the model or the accelerate version does not have (DS714-DS715).
+
+The layer classes each transformers model type builds come from schemas/transformers-layers*.json,
+generated from the transformers generations dslint ships (dslint/schemagen/layer_classes.py);
+nothing is imported at lint time.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import re
+from functools import lru_cache
+from pathlib import Path
+
+from dslint.diagnostics import Edit, Finding, Fix, Related
+from dslint.documents.model import Mapping, Scalar, Sequence
+from dslint.rule import rule
+from dslint.schemas import data_path
+from dslint.source import Span
+
+# The generation files and the transformers releases each one describes for certain.
+LAYER_FILES = (("transformers-layers-4.45.json", ("4.45.0", "4.46.0")), ("transformers-layers.json", None))
+MODEL_ARGS = ("model_name_or_path", "model", "base_model", "model_id", "pretrained_model_name_or_path")
+
+
+@lru_cache(maxsize=None)
+def _generation(filename: str) -> tuple[str, dict[str, frozenset[str]]] | None:
+    path = data_path(filename)
+    if path is None:
+        return None
+    data = json.loads(path.read_text(encoding="utf-8"))
+    return data.get("x-dslint-version", ""), {k: frozenset(v) for k, v in data.get("model_types", {}).items()}
+
+
+def _generations():
+    out = []
+    for filename, exact in LAYER_FILES:
+        found = _generation(filename)
+        if found is not None:
+            out.append((found[0], found[1], exact))
+    return out
+
+
+def _fails(model_type: str, name: str, version: str) -> bool | None:
+    """Does transformers ``version`` lack a module class ``name`` for ``model_type``? None: cannot tell."""
+    from dslint.versions import compare
+
+    generations = _generations()
+    for shipped, classes, exact in generations:
+        inside = (exact is not None and compare(version, exact[0]) >= 0 and compare(version, exact[1]) < 0) or \
+            (exact is None and compare(version, shipped) == 0)
+        if inside:
+            return None if model_type not in classes else name not in classes[model_type]
+    if compare(version, generations[0][0]) < 0:
+        return None  # older than every generation dslint reads (LLaMADecoderLayer was 4.27's name)
+    # Between two generations: certain only when both have the model type and both lack the name.
+    known = [classes[model_type] for _, classes, _ in generations if model_type in classes]
+    if len(known) < len(generations):
+        return None
+    if all(name not in c for c in known):
+        return True
+    return False if all(name in c for c in known) else None
+
+
+def _model(plan):
+    """(model_type, Related saying how it was identified, certain) or None."""
+    from dslint.models import local_model_type, model_type_of
+
+    arg = plan.arg(*MODEL_ARGS)
+    if arg is None or not isinstance(arg.value, str) or not arg.value.strip():
+        return None
+    name = arg.value.strip()
+    bases = [Path(plan.origin.path).parent] if plan.origin is not None else []
+    if plan.training_config is not None and plan.training_config.document is not None:
+        bases.insert(0, Path(plan.training_config.document.path).parent)
+    local = local_model_type(name, bases)
+    if local is not None:
+        return local[0], Related(f"model_type {local[0]} in {local[1]} ({arg.origin})", arg.span), True
+    if os.path.isabs(name) or name.startswith(("./", "../")) or "$" in name:
+        return None  # a local path dslint cannot read: its name says nothing certain
+    found = model_type_of(name)
+    if found is None:
+        return None
+    return found, Related(f"{name} is a {found} model, by its name ({arg.origin})", arg.span), False
+
+
+def _names_in(node, label: str):
+    """(name, span, label) of each class named by a string (comma-separated) or a list of strings."""
+    if isinstance(node, Sequence):
+        for item in node.items:
+            yield from _names_in(item, label)
+        return
+    if not isinstance(node, Scalar) or not isinstance(node.value, str):
+        return
+    text = node.span.text
+    value = node.value
+    for match in re.finditer(r"[^,\s\[\]\"']+", value):
+        found = text.find(match.group(0))
+        span = Span(node.span.source, node.span.start + found, node.span.start + found + len(match.group(0))) \
+            if found >= 0 else node.span
+        yield match.group(0), span, label
+
+
+def _arg_names(arg, label: str):
+    if arg is None or not isinstance(arg.value, str) or arg.span is None:
+        return
+    text = arg.span.text
+    for match in re.finditer(r"[^,\s\[\]\"']+", arg.value):
+        found = text.find(match.group(0))
+        span = Span(arg.span.source, arg.span.start + found, arg.span.start + found + len(match.group(0))) \
+            if found >= 0 else arg.span
+        yield match.group(0), span, label
+
+
+def layer_names(plan):
+    """Every FSDP transformer-layer class a launch names, with where."""
+    yield from _arg_names(plan.arg("fsdp_transformer_layer_cls_to_wrap"), "--fsdp_transformer_layer_cls_to_wrap")
+    config = plan.training_config.document.mapping if plan.training_config is not None and plan.training_config.document is not None \
+        else (plan.origin.mapping if plan.launcher == "yaml" else None)
+    if isinstance(config, Mapping):
+        section = config.get("fsdp_config")
+        if isinstance(section, Mapping):
+            for key in ("transformer_layer_cls_to_wrap", "fsdp_transformer_layer_cls_to_wrap"):
+                if section.get(key) is not None:
+                    yield from _names_in(section.get(key), f"fsdp_config.{key}")
+    if plan.accelerate_config is not None and plan.accelerate_config.config is not None:
+        flag = plan.launcher_args.get("fsdp_transformer_layer_cls_to_wrap")
+        if flag is not None:
+            yield from _arg_names(flag, "accelerate launch --fsdp_transformer_layer_cls_to_wrap")
+            return
+        section = plan.accelerate_config.config.get("fsdp_config")
+        if isinstance(section, Mapping) and section.get("fsdp_transformer_layer_cls_to_wrap") is not None:
+            yield from _names_in(section.get("fsdp_transformer_layer_cls_to_wrap"), "fsdp_config.fsdp_transformer_layer_cls_to_wrap")
+
+
+def _suggestion(name: str, classes) -> str | None:
+    lowered = {c.lower(): c for c in classes}
+    if name.lower() in lowered:
+        return lowered[name.lower()]
+    layers = [c for c in classes if c.endswith(("Layer", "Block"))]
+    close = difflib.get_close_matches(name, layers, n=1, cutoff=0.6) or difflib.get_close_matches(name, list(classes), n=1, cutoff=0.75)
+    return close[0] if close else None
+
+
+@rule("DS714", "fsdp-layer-class", severity="error", target="launch", fixable=True)
+def fsdp_layer_class(plan, context):
+    """FSDP's `transformer_layer_cls_to_wrap` names a class the model does not have.
+
+    ## What it checks
+    The layer classes a launch gives FSDP's transformer auto-wrap policy:
+    `--fsdp_transformer_layer_cls_to_wrap` (TrainingArguments up to 4.x), `fsdp_config`'s
+    `transformer_layer_cls_to_wrap` (a training YAML), and an accelerate config's
+    `fsdp_config.fsdp_transformer_layer_cls_to_wrap` (or `accelerate launch
+    --fsdp_transformer_layer_cls_to_wrap`), comma-separated. accelerate looks each name up among
+    the classes of the model's modules (`get_module_class_from_name`, accelerate
+    utils/dataclasses.py:3228-3245) and raises `ValueError: Could not find the transformer layer
+    class LLaMADecoderLayer in the model.` (utils/dataclasses.py:2095, FSDP2 fsdp_utils.py:953)
+    when none has it.
+
+    The model is identified from the launch's `--model_name_or_path` (`model:`, axolotl's
+    `base_model:`): a local folder's `config.json` (`model_type`), else a model id whose family
+    dslint knows (`meta-llama/Llama-2-7b-hf` is `llama`, `bert-base-uncased` is `bert`). The
+    classes of each model type come from its modeling code in the transformers generations
+    dslint ships (4.45 and 5.23; schemas/transformers-layers*.json, generated by
+    `python -m dslint.schemagen.layer_classes`), judged for the transformers versions the
+    repository allows: a name missing from both generations is missing in every known release
+    (`LLaMADecoderLayer` was renamed `LlamaDecoderLayer` in 4.28); a model type only one
+    generation has is judged only for that generation.
+
+    ## Why it matters
+    The error comes at `accelerator.prepare`, after the model is loaded on every rank.
+
+    ## Example
+    ```yaml
+    fsdp_config:
+      fsdp_transformer_layer_cls_to_wrap: LLaMADecoderLayer
+    ```
+    with `--model_name_or_path meta-llama/Llama-2-7b-hf`. Use instead: `LlamaDecoderLayer`
+    (`BertLayer` for BERT, `Qwen2DecoderLayer` for Qwen2 and Qwen2.5).
+
+    ## Fix safety
+    Safe when the name differs from the model's class only in case and the model type was read
+    from a local `config.json`; otherwise the closest class name is an unsafe fix.
+    """
+    names = list(layer_names(plan))
+    if not names:
+        return
+    model = _model(plan)
+    if model is None:
+        return
+    model_type, model_related, certain = model
+    from dslint.versions import candidates
+
+    start = plan.origin.path if plan.origin is not None else None
+    found = candidates("transformers", start, context.settings, plan.program)
+    newest = _generations()[-1][1]
+    for name, span, label in names:
+        verdict = found.judge(lambda v: _fails(model_type, name, v))
+        if not verdict.anywhere:
+            continue
+        suggestion = _suggestion(name, newest.get(model_type, ()))
+        hint = f"; the {model_type} layer class is {suggestion}" if suggestion else ""
+        fix = None
+        if suggestion and verdict.everywhere:
+            same = suggestion.lower() == name.lower()
+            fix = (Fix.safe if same and certain else Fix.unsafe)(f"Write {suggestion}", Edit.replace(span, suggestion))
+        message = (f"{label} names {name}, which a {model_type} model does not have in {verdict.where()}: accelerate raises "
+                   f"'Could not find the transformer layer class {name} in the model'{hint}")
+        yield Finding(span, verdict.qualify(message), related=[model_related], fix=fix, severity=verdict.severity())
