@@ -209,3 +209,112 @@ def fsdp_layer_class(plan, context):
         message = (f"{label} names {name}, which a {model_type} model does not have in {verdict.where()}: accelerate raises "
                    f"'Could not find the transformer layer class {name} in the model'{hint}")
         yield Finding(span, verdict.qualify(message), related=[model_related], fix=fix, severity=verdict.severity())
+
+
+FSDP2_SINCE = "1.6.0"  # accelerate commands/launch.py --fsdp_version: absent from 1.5.2, in 1.6.0
+PREFETCH_POLICY_GONE = "1.0.0"  # 0.34.2 utils/launch.py:238-244 copied it with a warning; 1.0.0 has no such option
+
+
+def _truthy(value) -> bool:
+    return value is True or str(value).strip().lower() in ("true", "1", "yes")
+
+
+@rule("DS715", "fsdp-config-key", severity="warning", target="document", kinds=("accelerate-yaml",), fixable=True)
+def fsdp_config_key(document, context):
+    """An accelerate `fsdp_config` key that the accelerate version in use renamed, ignores or rejects.
+
+    ## What it checks
+    The `fsdp_config` section of an accelerate config file, for the accelerate versions the
+    repository allows (the `accelerate-version` setting, the installed package, or a pin):
+
+    - `fsdp_backward_prefetch_policy`: accelerate up to 0.34 copied it to
+      `fsdp_backward_prefetch` with a deprecation warning (0.34.2 utils/launch.py:238-244);
+      1.0.0 removed the option, and `accelerate launch` only sets the config's keys as attributes
+      of its arguments (commands/launch.py:1263-1276), so the key is silently ignored and no
+      backward prefetch is used. Fix: rename it `fsdp_backward_prefetch`.
+    - `fsdp_version: 2` before accelerate 1.6.0, which has no such option: FSDP1 runs.
+    - with `fsdp_version: 2` (accelerate 1.6.0 and later, utils/dataclasses.py
+      `FullyShardedDataParallelPlugin.__post_init__`): `fsdp_forward_prefetch: true` raises
+      `forward_prefetch is not yet implemented in FSDP2` (1955-1956) and
+      `fsdp_state_dict_type: LOCAL_STATE_DICT` raises `FSDP2 does not support LOCAL_STATE_DICT`
+      (2069-2073), errors; `fsdp_backward_prefetch` is set to None (1903-1904),
+      `fsdp_sharding_strategy` is not read (deprecated for `fsdp_reshard_after_forward`,
+      1836-1843), and `fsdp_use_orig_params` / `fsdp_sync_module_states` are obsolete
+      (1940-1948): warnings.
+
+    A finding that holds only in some allowed versions is info and names them.
+
+    ## Why it matters
+    A renamed or ignored key leaves FSDP at a default the config seems to change (no prefetch,
+    full resharding, FSDP1 instead of FSDP2); the FSDP2 errors stop the run at
+    `accelerator.prepare`, after the model is loaded.
+
+    ## Example
+    ```yaml
+    distributed_type: FSDP
+    fsdp_config:
+      fsdp_backward_prefetch_policy: BACKWARD_PRE
+    ```
+    Use instead: `fsdp_backward_prefetch: BACKWARD_PRE`.
+
+    ## Fix safety
+    Renaming `fsdp_backward_prefetch_policy` to `fsdp_backward_prefetch` is safe when the new key
+    is not set: every accelerate version reads the new name as the old one was meant.
+    """
+    mapping = document.mapping
+    section = mapping.get("fsdp_config") if mapping is not None else None
+    if not isinstance(section, Mapping):
+        return
+    from dslint.edits import rename_key
+    from dslint.diagnostics import Severity
+    from dslint.versions import candidates, compare
+
+    found = candidates("accelerate", document.path, context.settings)
+
+    def judged(message, failing_from=None, before=None, severity=None):
+        verdict = found.judge(lambda v: (failing_from is None or compare(v, failing_from) >= 0)
+                              and (before is None or compare(v, before) < 0))
+        if not verdict.anywhere:
+            return None, None
+        return verdict.qualify(message), (Severity.INFO if not verdict.everywhere else severity)
+
+    old = section.entry("fsdp_backward_prefetch_policy")
+    if old is not None:
+        message, severity = judged(f"accelerate ≥ {PREFETCH_POLICY_GONE} ignores fsdp_backward_prefetch_policy silently (no backward "
+                                   "prefetch); the key is fsdp_backward_prefetch", failing_from=PREFETCH_POLICY_GONE)
+        if message is None:  # only releases that still copy it: deprecated
+            message, severity = judged("fsdp_backward_prefetch_policy is deprecated: accelerate copies it to fsdp_backward_prefetch "
+                                       "with a warning and ignores it from 1.0.0", before=PREFETCH_POLICY_GONE)
+        fix = None
+        if section.entry("fsdp_backward_prefetch") is None:
+            fix = Fix.safe("Rename it fsdp_backward_prefetch", rename_key(old, "fsdp_backward_prefetch"))
+        if message is not None:
+            yield Finding(old.key_span, message, fix=fix, severity=severity)
+    version = section.entry("fsdp_version")
+    if version is None or str(version.value.to_python()).strip() != "2":
+        return
+    message, severity = judged(f"fsdp_version: 2 is not an option before accelerate {FSDP2_SINCE}: FSDP1 runs", before=FSDP2_SINCE)
+    if message is not None:
+        yield Finding(version.key_span, message, severity=severity)
+    checks = (
+        ("fsdp_forward_prefetch", lambda v: _truthy(v), Severity.ERROR,
+         "fsdp_forward_prefetch with fsdp_version 2: accelerate raises 'forward_prefetch is not yet implemented in FSDP2'"),
+        ("fsdp_state_dict_type", lambda v: str(v).upper() == "LOCAL_STATE_DICT", Severity.ERROR,
+         "LOCAL_STATE_DICT with fsdp_version 2: accelerate raises 'FSDP2 does not support LOCAL_STATE_DICT'"),
+        ("fsdp_backward_prefetch", lambda v: v is not None and str(v).upper() != "NO_PREFETCH", Severity.WARNING,
+         "fsdp_backward_prefetch with fsdp_version 2: accelerate sets it to None ('backward_prefetch is not supported in FSDP2')"),
+        ("fsdp_sharding_strategy", lambda v: v is not None, Severity.WARNING,
+         "fsdp_sharding_strategy is not read with fsdp_version 2: set fsdp_reshard_after_forward (true or false) instead"),
+        ("fsdp_use_orig_params", lambda v: v is not None, Severity.INFO,
+         "fsdp_use_orig_params is obsolete with fsdp_version 2: FSDP2 always uses the original parameters"),
+        ("fsdp_sync_module_states", lambda v: v is not None, Severity.INFO,
+         "fsdp_sync_module_states is obsolete with fsdp_version 2 and is not read"),
+    )
+    for key, applies, level, text in checks:
+        entry = section.entry(key)
+        if entry is None or not applies(entry.value.to_python()):
+            continue
+        message, severity = judged(text, failing_from=FSDP2_SINCE, severity=level)
+        if message is not None:
+            node = entry.value if level is Severity.ERROR else entry
+            yield Finding(node.span if level is Severity.ERROR else entry.key_span, message, severity=severity)
