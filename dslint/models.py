@@ -369,8 +369,8 @@ def from_hf_config(config: dict, name: str = "config.json") -> ModelShape | None
     )
 
 
-def read_local_config(model: str, bases: list[Path]) -> ModelShape | None:
-    """The shape in ``<model>/config.json`` when ``model`` is a local folder (looked up
+def _local_config(model: str, bases: list[Path]) -> tuple[dict, Path] | None:
+    """(the parsed ``<model>/config.json``, its path) when ``model`` is a local folder (looked up
     relative to each of ``bases``, then as given)."""
     if not model or not isinstance(model, str) or "\n" in model:
         return None
@@ -383,10 +383,19 @@ def read_local_config(model: str, bases: list[Path]) -> ModelShape | None:
             data = json.loads(config.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             continue
-        shape = from_hf_config(data, name=str(config))
-        if shape is not None:
-            return replace(shape, name=model, source=f"local config {config}")
+        if isinstance(data, dict):
+            return data, config
     return None
+
+
+def read_local_config(model: str, bases: list[Path]) -> ModelShape | None:
+    """The shape in ``<model>/config.json`` when ``model`` is a local folder."""
+    found = _local_config(model, bases)
+    if found is None:
+        return None
+    data, config = found
+    shape = from_hf_config(data, name=str(config))
+    return replace(shape, name=model, source=f"local config {config}") if shape is not None else None
 
 
 # ---- parameter counts written by people -------------------------------------------------------
@@ -462,17 +471,7 @@ def model_type_of(name: str | None) -> str | None:
 
 def local_model_type(model: str, bases: list[Path]) -> tuple[str, str] | None:
     """(model_type, the config.json path) when ``model`` is a local folder with a config.json."""
-    if not model or not isinstance(model, str) or "\n" in model:
+    found = _local_config(model, bases)
+    if found is None or not isinstance(found[0].get("model_type"), str):
         return None
-    candidates = [Path(model)] if os.path.isabs(model) else [base / model for base in bases] + [Path(model)]
-    for folder in candidates:
-        config = folder / "config.json"
-        try:
-            if not config.is_file() or config.stat().st_size > 1_000_000:
-                continue
-            data = json.loads(config.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            continue
-        if isinstance(data, dict) and isinstance(data.get("model_type"), str):
-            return data["model_type"], str(config)
-    return None
+    return found[0]["model_type"], str(found[1])

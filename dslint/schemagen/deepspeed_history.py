@@ -51,25 +51,13 @@ def _key(version: str) -> tuple[int, ...]:
 
 def schema_paths(schema: dict) -> list[tuple[str, ...]]:
     """Every key path the shipped schema describes (sections and their keys)."""
-    defs = schema.get("$defs", {})
-
-    def resolve(node):
-        seen = 0
-        while isinstance(node, dict) and "$ref" in node and seen < 16:
-            node = defs[node["$ref"].split("/")[-1]]
-            seen += 1
-        if isinstance(node, dict) and "anyOf" in node:
-            for branch in node["anyOf"]:
-                branch = resolve(branch)
-                if branch.get("type") == "object" or "properties" in branch:
-                    return branch
-        return node or {}
+    from dslint.schemagen import object_schema
 
     out: list[tuple[str, ...]] = []
     stack: list[tuple[tuple[str, ...], dict]] = [((), schema)]
     while stack:
         path, node = stack.pop()
-        for key, spec in resolve(node).get("properties", {}).items():
+        for key, spec in object_schema(schema, node).get("properties", {}).items():
             if len(path) > 4:
                 continue
             out.append(path + (key,))

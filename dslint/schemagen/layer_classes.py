@@ -43,13 +43,20 @@ def _version(root: Path) -> str:
     return "unknown"
 
 
-def _model_types(folder: Path) -> list[str]:
-    types = set()
-    for path in sorted(folder.glob("configuration_*.py")):
+def _trees(folder: Path, pattern: str):
+    """The parsed files of ``folder`` matching ``pattern`` (PyTorch ones only: no TF or Flax)."""
+    for path in sorted(folder.glob(pattern)):
+        if path.name.startswith(("modeling_tf_", "modeling_flax_")):
+            continue
         try:
-            tree = ast.parse(path.read_text(encoding="utf-8"))
+            yield ast.parse(path.read_text(encoding="utf-8"))
         except (SyntaxError, ValueError):
             continue
+
+
+def _model_types(folder: Path) -> list[str]:
+    types = set()
+    for tree in _trees(folder, "configuration_*.py"):
         for node in ast.walk(tree):
             if isinstance(node, ast.ClassDef):
                 for statement in node.body:
@@ -62,13 +69,7 @@ def _model_types(folder: Path) -> list[str]:
 def _module_classes(folder: Path) -> list[str]:
     """Class names the folder's PyTorch modeling files define or import from other models."""
     names = set()
-    for path in sorted(folder.glob("modeling_*.py")):
-        if path.name.startswith(("modeling_tf_", "modeling_flax_")):
-            continue
-        try:
-            tree = ast.parse(path.read_text(encoding="utf-8"))
-        except (SyntaxError, ValueError):
-            continue
+    for tree in _trees(folder, "modeling_*.py"):
         for node in ast.walk(tree):
             if isinstance(node, ast.ClassDef):
                 names.add(node.name)
