@@ -330,6 +330,11 @@ def program_arguments(consumer: Consumer) -> ProgramArguments | None:
     return out
 
 
+def external_bases(facts: Program, name: str) -> list[str]:
+    """The classes outside the project that the project class ``name`` derives from (none for other names)."""
+    return _external_bases(facts, facts.classes.get(name.rsplit(".", 1)[-1]))
+
+
 def _external_bases(facts: Program, cls, seen: frozenset = frozenset()) -> list[str]:
     if cls is None or cls.name in seen:
         return []
@@ -468,5 +473,5 @@ def program_training(consumer: Consumer | None) -> ProgramTraining | None:
 
 
 __all__ = ["Consumer", "ProgramArguments", "classify", "of_console", "of_module", "program_arguments", "read",
-           "resolve_program", "DEEPSPEED_READER", "LABEL", "CLASS_DEFAULT", "ProgramTraining", "ProgramValue", "UNREAD",
+           "resolve_program", "DEEPSPEED_READER", "LABEL", "CLASS_DEFAULT", "external_bases", "ProgramTraining", "ProgramValue", "UNREAD",
            "program_training"]

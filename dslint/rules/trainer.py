@@ -20,10 +20,6 @@ from dslint.rules.launch import TrainingArgs, launch_related
 # HF Trainer passes these to DeepSpeed through accelerate; none of them reads `--optim` when the
 # config has an `optimizer` block.
 HF_READERS = ("hf", "swift", "llamafactory")
-# transformers `OptimizerNames` that build torch.optim.AdamW: accelerate keeps them AdamW under offload.
-ADAMW_OPTIMS = ("adamw_torch", "adamw_torch_fused", "adamw_hf", "adamw_torch_xla", "adamw_torch_npu_fused",
-                "adamw_apex_fused", "adamw_torch_4bit", "adamw_torch_8bit")
-ACCELERATE_MAPS_OPTIMIZER = "1.2.0"  # map_pytorch_optim_to_deepspeed: absent from 1.1.1, in 1.2.0
 TRANSFORMERS_DROPS_OPTIMIZERS = "4.46.0"  # 4.45.2 trainer.py:589-595 raised; 4.46.0 only refuses it with FSDP
 
 
@@ -99,13 +95,12 @@ def _optimizers_passed(plan):
     facts = getattr(plan.program, "facts", None)
     if facts is None or not plan.program.established:
         return None
-    from dslint.launch.consumer import _external_bases  # the project classes' external bases
+    from dslint.launch.consumer import external_bases
 
     def is_trainer(name: str) -> bool:
         if name.startswith(("transformers.", "trl.")) and name.endswith("Trainer"):
             return True
-        cls = facts.classes.get(name.rsplit(".", 1)[-1])
-        return cls is not None and any(is_trainer(b) for b in _external_bases(facts, cls))
+        return any(is_trainer(base) for base in external_bases(facts, name))
 
     for call in facts.calls:
         value = call.keywords.get("optimizers", None)
