@@ -442,27 +442,33 @@ _MODEL_TYPE = {
 _MORE_FAMILIES = [
     ("qwen3-moe", r"qwen-?3-\d+(?:\.\d+)?b-a\d+b", "qwen3_moe"),
     ("qwen2-moe", r"qwen-?(?:1\.5|2)-moe", "qwen2_moe"),
-    ("roberta", r"(?<![a-z])roberta", "roberta"),
+    ("roberta", r"(?<![a-z])roberta-(?:base|large)", "roberta"),
     ("bert", r"(?<![a-z])bert-(?:base|large)", "bert"),
     ("t5", r"(?<![a-z])(?:flan-)?t5-(?:small|base|large|xl|xxl)", "t5"),
-    ("gpt2", r"(?<![a-z])gpt2", "gpt2"),
+    ("gpt2", r"^gpt2(?:-medium|-large|-xl)?$", "gpt2"),
     ("opt", r"(?<![a-z])opt-\d", "opt"),
-    ("bloom", r"(?<![a-z])bloomz?(?:-|$)", "bloom"),
-    ("falcon", r"(?<![a-z])falcon-", "falcon"),
+    ("bloom", r"(?<![a-z])bloomz?-\d", "bloom"),
 ]
 
 
 def model_type_of(name: str | None) -> str | None:
-    """The transformers ``model_type`` a model id names (``meta-llama/Llama-2-7b-hf`` → ``llama``), or None."""
+    """The transformers ``model_type`` a model id names (``meta-llama/Llama-2-7b-hf`` → ``llama``), or None.
+
+    Only ids whose family *and* size dslint knows count: a family name alone says little (Falcon3
+    and Falcon-E are Llama models, Mistral-Small-4 is ``mistral4``), and a wrong type would make
+    a right class name look wrong.
+    """
     if not name or not isinstance(name, str):
         return None
     base = name.rstrip("/").rsplit("/", 1)[-1].lower().replace("_", "-").replace("meta-llama-", "llama-")
+    if re.search(r"(?:^|-)(?:vl|vision|audio|omni|video|image|mm|llava|reward|rm)(?:-|$)", base):
+        return None  # a multimodal or head variant of the family is another model type
     for family, pattern, model_type in _MORE_FAMILIES[:2]:
         if re.search(pattern, base):
             return model_type
-    for family, pattern in _FAMILIES:
-        if re.search(pattern, base):
-            return _MODEL_TYPE.get(family)
+    shape = recognise(name)
+    if shape is not None and shape.family in _MODEL_TYPE:
+        return _MODEL_TYPE[shape.family]
     for family, pattern, model_type in _MORE_FAMILIES[2:]:
         if re.search(pattern, base):
             return model_type

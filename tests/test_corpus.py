@@ -212,8 +212,14 @@ DS101_PATHS = ["deepspeedai__DeepSpeedExamples/training/MoQ/test.json"]
 # has no --num_labels at all and stops on the leftover argument).
 DS702_SCRIPTS = ["modelscope__ms-swift/examples/train/seq_cls/multi_label/sft.sh"]
 
+# Checked by hand: the example's base_model is mistralai/Mixtral-8x7B-v0.1, whose modeling code (every
+# transformers generation) builds MixtralDecoderLayer, not MistralDecoderLayer; accelerate's auto-wrap
+# policy raises "Could not find the transformer layer class MistralDecoderLayer in the model".
+DS714_PATHS = ["axolotl-ai-cloud__axolotl/examples/mistral/mistral-qlora-fsdp.yml"]
+
 TRUE_ERRORS = (
     {("DS102", path) for path in TEMPLATES}
+    | {("DS714", path) for path in DS714_PATHS}
     | {("DS101", path) for path in DS101_PATHS}
     | {("DS702", path) for path in DS702_SCRIPTS}
     | {("DS212", path) for path in DS212_PATHS}

@@ -218,8 +218,8 @@ def introduced_in(path: tuple) -> str | None:
 
 def _read_in(path: tuple, version: tuple) -> bool:
     name = dotted(path)
-    if name == "compile" and parse_version("0.14.4") <= version < parse_version("0.16.6"):
-        return False  # between 0.14.4 and 0.16.5 `compile` was not read
+    if name == "compile" and (version < parse_version("0.13.2") or parse_version("0.14.4") <= version < parse_version("0.16.6")):
+        return False  # `compile` came in 0.13.2 (CompileConfig), and was not read between 0.14.4 and 0.16.5
     introduced = key_history(name).get("introduced")
     return introduced is None or version >= parse_version(introduced)
 
