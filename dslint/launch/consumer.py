@@ -408,7 +408,8 @@ class ProgramTraining:
             if found:
                 value, call = found[0]
                 where = call.evidence
-                return ProgramValue(value, Evidence(where.path, where.line, f"{name}={value!r} in {call.callee.rsplit('.', 1)[-1]}(...)"))
+                line = call.lines.get(name, where.line)
+                return ProgramValue(value, Evidence(where.path, line, f"{name}={value!r} in {call.callee.rsplit('.', 1)[-1]}(...)"))
             own = self._own_default(name, [c.callee for c in self.built])
             return own if own is not None else CLASS_DEFAULT
         if self.parsed:

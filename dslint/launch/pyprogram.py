@@ -79,6 +79,7 @@ class KeywordCall:
     keywords: dict[str, Any]
     spread: bool
     evidence: Evidence
+    lines: dict[str, int] = field(default_factory=dict)  # the line of each keyword
 
 
 @dataclass
@@ -138,7 +139,7 @@ class _Module:
     add_arguments: list[tuple[list[str], dict, int]]  # (option strings, keywords, line)
     parser_calls: list[tuple[str, tuple[str, ...], int]]  # (hf|trl|argparse-known|remaining, classes, line)
     method_calls: list[tuple[str, int]]
-    calls: list[tuple[str, dict, bool, int]] = field(default_factory=list)  # (callee, keywords, spread, line)
+    calls: list[tuple[str, dict, bool, int, dict]] = field(default_factory=list)  # (callee, keywords, spread, line, lines)
     assigned: list[tuple[str, int]] = field(default_factory=list)  # (attribute, line)
 
 
@@ -279,7 +280,8 @@ def _read_module(path: Path, display: str, tree: ast.Module) -> _Module:
             if node.keywords and name and name[:1].isupper():  # a class called with keywords
                 keywords = {k.arg: _literal(k.value) for k in node.keywords if k.arg}
                 spread = any(k.arg is None for k in node.keywords)
-                module.calls.append((qualified or dotted or name, keywords, spread, node.lineno))
+                lines = {k.arg: k.value.lineno for k in node.keywords if k.arg}
+                module.calls.append((qualified or dotted or name, keywords, spread, node.lineno, lines))
             if name == "setattr" and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant) \
                     and isinstance(node.args[1].value, str):
                 module.assigned.append((node.args[1].value, node.lineno))
@@ -477,10 +479,10 @@ def _collect(program: Program, modules: list[_Module]) -> None:
                 program.uses[qualified] = Evidence(module.display, line, f"{how} {qualified}")
         for method, line in module.method_calls:
             program.method_calls.setdefault(method, Evidence(module.display, line, f"calls .{method}()"))
-        for callee, keywords, spread, line in module.calls:
+        for callee, keywords, spread, line, lines in module.calls:
             if callee.startswith("."):
                 callee = callee.rsplit(".", 1)[-1]  # a class of the project, found by its name
-            program.calls.append(KeywordCall(callee, keywords, spread, Evidence(module.display, line, f"calls {callee}(...)")))
+            program.calls.append(KeywordCall(callee, keywords, spread, Evidence(module.display, line, f"calls {callee}(...)"), lines))
         for attribute, line in module.assigned:
             program.assigned.setdefault(attribute, Evidence(module.display, line, f"assigns .{attribute}"))
         for name, bases, fields, is_dataclass, line in module.classes:
