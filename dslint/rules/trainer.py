@@ -48,10 +48,14 @@ def trainer_scheduler_ignored(use, context):
 
     When the config has a `scheduler`, the HF Trainer hands accelerate a bare `DummyScheduler`
     (transformers integrations/deepspeed.py:592-593, `deepspeed_optim_sched`), and accelerate
-    lets DeepSpeed build the config's scheduler (accelerate accelerator.py `_prepare_deepspeed`:
-    only a `DummyScheduler` with an `lr_scheduler_callable`, which the Trainer passes when the
-    config has *no* scheduler, deepspeed.py:594-608, becomes the Trainer's own). So
-    `lr_scheduler_type` and `lr_scheduler_kwargs` are never read, with no warning.
+    lets DeepSpeed build the config's scheduler: it fills the block's `warmup_*` values from the
+    `DummyScheduler` (accelerate accelerator.py:2333-2347, `_prepare_deepspeed`) and hands
+    `deepspeed.initialize` a scheduler of its own only for a `DummyScheduler` with an
+    `lr_scheduler_callable` (accelerator.py:2371-2372), which the Trainer passes only when the
+    config has *no* scheduler (deepspeed.py:594-608). So `lr_scheduler_type` and
+    `lr_scheduler_kwargs` are never read, with no warning. (A plain accelerate loop that builds
+    its own scheduler with such a config stops instead: `You cannot specify a scheduler in the
+    config file and in the code at the same time`, accelerator.py:2266-2271.)
 
     ## Why it matters
     The run trains with a schedule the training arguments do not show: a cosine decay asked
