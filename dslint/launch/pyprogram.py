@@ -89,6 +89,7 @@ class ClassDef:
     fields: list[ArgDef]
     is_dataclass: bool
     evidence: Evidence
+    methods: tuple[str, ...] = ()
 
 
 @dataclass
@@ -135,7 +136,7 @@ class _Module:
     aliases: dict[str, str]  # local name → qualified name
     imports: list[tuple[str, int, tuple[str, ...], int]]  # (module, level, names, line)
     uses: list[tuple[str, int, str]]  # (qualified, line, how)
-    classes: list[tuple[str, tuple[str, ...], list, bool, int]]  # name, bases (qualified or local), fields, dataclass, line
+    classes: list[tuple[str, tuple[str, ...], list, bool, int, tuple]]  # name, bases, fields, dataclass, line, methods
     add_arguments: list[tuple[list[str], dict, int]]  # (option strings, keywords, line)
     parser_calls: list[tuple[str, tuple[str, ...], int]]  # (hf|trl|argparse-known|remaining, classes, line)
     method_calls: list[tuple[str, int]]
@@ -238,6 +239,17 @@ def _field_choices(value: ast.AST | None) -> tuple | None:
     return None
 
 
+# TrainingArguments' setter methods and the fields each one changes (transformers training_args.py
+# `set_training`, `set_optimizer`, `set_lr_scheduler`, `set_dataloader`).
+_SETTERS = {
+    "set_training": ("learning_rate", "per_device_train_batch_size", "weight_decay", "num_train_epochs", "max_steps",
+                     "gradient_accumulation_steps", "seed", "gradient_checkpointing"),
+    "set_optimizer": ("optim", "learning_rate", "weight_decay", "adam_beta1", "adam_beta2", "adam_epsilon", "optim_args"),
+    "set_lr_scheduler": ("lr_scheduler_type", "num_train_epochs", "max_steps", "warmup_ratio", "warmup_steps"),
+    "set_dataloader": ("per_device_train_batch_size", "per_device_eval_batch_size"),
+}
+
+
 def _read_module(path: Path, display: str, tree: ast.Module) -> _Module:
     module = _Module(path, display, {}, [], [], [], [], [], [])
     aliases = module.aliases
@@ -282,6 +294,9 @@ def _read_module(path: Path, display: str, tree: ast.Module) -> _Module:
                 spread = any(k.arg is None for k in node.keywords)
                 lines = {k.arg: k.value.lineno for k in node.keywords if k.arg}
                 module.calls.append((qualified or dotted or name, keywords, spread, node.lineno, lines))
+            if isinstance(node.func, ast.Attribute) and node.func.attr in _SETTERS:
+                for field_name in _SETTERS[node.func.attr]:
+                    module.assigned.append((field_name, node.lineno))
             if name == "setattr" and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant) \
                     and isinstance(node.args[1].value, str):
                 module.assigned.append((node.args[1].value, node.lineno))
@@ -333,7 +348,8 @@ def _read_module(path: Path, display: str, tree: ast.Module) -> _Module:
                     fields.append(ArgDef(statement.target.id, _annotation_type(annotation), _field_default(statement.value),
                                          Evidence(display, statement.lineno, f"field {statement.target.id} of {node.name}"),
                                          _field_choices(statement.value)))
-            module.classes.append((node.name, tuple(bases), fields, is_dataclass, node.lineno))
+            methods = tuple(f.name for f in node.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)))
+            module.classes.append((node.name, tuple(bases), fields, is_dataclass, node.lineno, methods))
     return module
 
 
@@ -485,9 +501,9 @@ def _collect(program: Program, modules: list[_Module]) -> None:
             program.calls.append(KeywordCall(callee, keywords, spread, Evidence(module.display, line, f"calls {callee}(...)"), lines))
         for attribute, line in module.assigned:
             program.assigned.setdefault(attribute, Evidence(module.display, line, f"assigns .{attribute}"))
-        for name, bases, fields, is_dataclass, line in module.classes:
+        for name, bases, fields, is_dataclass, line, methods in module.classes:
             evidence = Evidence(module.display, line, f"class {name}({', '.join(b.rsplit('.', 1)[-1] for b in bases)})")
-            program.classes[name] = ClassDef(name, bases, fields, is_dataclass, evidence)
+            program.classes[name] = ClassDef(name, bases, fields, is_dataclass, evidence, methods)
             for base in bases:
                 if not base.startswith(".") and "." in base:
                     program.subclasses.setdefault(base, Evidence(module.display, line, f"class {name} derives from {base}"))

@@ -106,9 +106,20 @@ def _optimizers_passed(plan):
             return True
         return any(is_trainer(base) for base in external_bases(facts, name))
 
+    def builds_its_own(name: str) -> bool:
+        """A project Trainer subclass that makes its optimizer itself (deepspeed_optim_sched calls create_optimizer)."""
+        cls = facts.classes.get(name.rsplit(".", 1)[-1])
+        while cls is not None:
+            if {"create_optimizer", "create_optimizer_and_scheduler"} & set(cls.methods):
+                return True
+            cls = next((facts.classes.get(b.rsplit(".", 1)[-1]) for b in cls.qualified_bases
+                        if facts.classes.get(b.rsplit(".", 1)[-1]) not in (None, cls)), None)
+        return False
+
     for call in facts.calls:
         value = call.keywords.get("optimizers", None)
-        if "optimizers" in call.keywords and value not in (None, (None, None), [None, None]) and is_trainer(call.callee):
+        if "optimizers" in call.keywords and value not in (None, (None, None), [None, None]) and is_trainer(call.callee) \
+                and not builds_its_own(call.callee):
             return call.evidence
     return None
 
