@@ -114,6 +114,17 @@ def _arg_names(arg, label: str):
         yield match.group(0), span, label
 
 
+def _wraps_by_class(section: Mapping, default: bool) -> bool:
+    """Does this fsdp_config use the transformer-class auto-wrap policy (the only one that reads the names)?
+    TrainingArguments defaults to it (transformers training_args.py:2833); accelerate's plugin to
+    NO_WRAP (accelerate utils/dataclasses.py `FSDP_AUTO_WRAP_POLICY` env default)."""
+    for key in ("auto_wrap_policy", "fsdp_auto_wrap_policy"):
+        node = section.get(key)
+        if isinstance(node, Scalar):
+            return str(node.value).upper() == "TRANSFORMER_BASED_WRAP"
+    return default
+
+
 def layer_names(plan):
     """Every FSDP transformer-layer class a launch names, with where."""
     yield from _arg_names(plan.arg("fsdp_transformer_layer_cls_to_wrap"), "--fsdp_transformer_layer_cls_to_wrap")
@@ -121,7 +132,7 @@ def layer_names(plan):
         else (plan.origin.mapping if plan.launcher == "yaml" else None)
     if isinstance(config, Mapping):
         section = config.get("fsdp_config")
-        if isinstance(section, Mapping):
+        if isinstance(section, Mapping) and _wraps_by_class(section, default=True):
             for key in ("transformer_layer_cls_to_wrap", "fsdp_transformer_layer_cls_to_wrap"):
                 if section.get(key) is not None:
                     yield from _names_in(section.get(key), f"fsdp_config.{key}")
@@ -131,7 +142,10 @@ def layer_names(plan):
             yield from _arg_names(flag, "accelerate launch --fsdp_transformer_layer_cls_to_wrap")
             return
         section = plan.accelerate_config.config.get("fsdp_config")
-        if isinstance(section, Mapping) and section.get("fsdp_transformer_layer_cls_to_wrap") is not None:
+        policy = plan.launcher_args.get("fsdp_auto_wrap_policy")
+        wraps = str(policy.value).upper() == "TRANSFORMER_BASED_WRAP" if policy is not None else \
+            isinstance(section, Mapping) and _wraps_by_class(section, default=False)
+        if wraps and isinstance(section, Mapping) and section.get("fsdp_transformer_layer_cls_to_wrap") is not None:
             yield from _names_in(section.get("fsdp_transformer_layer_cls_to_wrap"), "fsdp_config.fsdp_transformer_layer_cls_to_wrap")
 
 
@@ -157,7 +171,10 @@ def fsdp_layer_class(plan, context):
     the classes of the model's modules (`get_module_class_from_name`, accelerate
     utils/dataclasses.py:3228-3245) and raises `ValueError: Could not find the transformer layer
     class LLaMADecoderLayer in the model.` (utils/dataclasses.py:2095, FSDP2 fsdp_utils.py:953)
-    when none has it.
+    when none has it. Only the transformer-class wrap policy reads the names: the Trainer's
+    default (transformers training_args.py:2833), but not accelerate's (`NO_WRAP` unless the
+    accelerate config says `fsdp_auto_wrap_policy: TRANSFORMER_BASED_WRAP`), so names beside
+    another policy are not judged.
 
     The model is identified from the launch's `--model_name_or_path` (`model:`, axolotl's
     `base_model:`): a local folder's `config.json` (`model_type`), else a model id whose family
