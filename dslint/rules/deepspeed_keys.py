@@ -293,7 +293,7 @@ def removed_key(use, context):
     `mics_hierarchical_params_gather`, `zeropp_loco_param`. Each is an error when every
     DeepSpeed release the launch may run with is at or after its removal (0.19.7 or 0.19.8),
     and info naming those releases when some are older (nothing pinned: every release dslint
-    knows, 0.14.0 on).
+    knows, 0.9.0 on).
 
     ## Why it matters
     `_reject_removed_config_keys` raises `DeepSpeedConfigError` for the mere presence of the
