@@ -223,7 +223,7 @@ def fsdp_layer_class(plan, context):
         if suggestion and verdict.everywhere:
             same = suggestion.lower() == name.lower()
             fix = (Fix.safe if same and certain else Fix.unsafe)(f"Write {suggestion}", Edit.replace(span, suggestion))
-        message = (f"{label} names {name}, which a {model_type} model does not have in {verdict.where()}: accelerate raises "
+        message = (f"{label}: a {model_type} model has no {name} ({verdict.where()}), so accelerate raises "
                    f"'Could not find the transformer layer class {name} in the model'{hint}")
         yield Finding(span, verdict.qualify(message), related=[model_related], fix=fix, severity=verdict.severity())
 

@@ -87,8 +87,7 @@ def trainer_scheduler_ignored(use, context):
         fix = Fix.unsafe(f"Remove the DeepSpeed scheduler block so {name} applies", remove_json_entry(use.config, scheduler))
     yield Finding(
         scheduler.key_span,
-        f"the DeepSpeed scheduler {kind} wins: with a 'scheduler' block the HF Trainer passes accelerate a DummyScheduler, "
-        f"so {name} {value} is silently ignored",
+        f"the DeepSpeed scheduler {kind} wins: the HF Trainer silently ignores {name} {value} (it passes a DummyScheduler)",
         related=[r for r in [related] if r is not None] + launch_related(use),
         fix=fix,
     )
@@ -165,8 +164,7 @@ def trainer_optimizer_ignored(use, context):
             shown = f"--{name}" if name == "adafactor" else f"{name} {value}"
             yield Finding(
                 optimizer.key_span,
-                f"the DeepSpeed optimizer {kind} wins: with an 'optimizer' block the HF Trainer passes accelerate a DummyOptim, "
-                f"so {shown} is silently ignored",
+                f"the DeepSpeed optimizer {kind} wins: the HF Trainer silently ignores {shown} (it passes a DummyOptim)",
                 related=[r for r in [related] if r is not None] + launch_related(use),
             )
             break
@@ -297,10 +295,9 @@ def accelerate_training_mismatch(plan, context):
             fix = Fix.unsafe(f"Write the Trainer's {name} ({mine}) into the accelerate config", replace_value(node, mine))
         yield Finding(
             span or plan.span,
-            f"accelerate writes {key} {value} ({where}) into the DeepSpeed config it builds, and the HF Trainer stops with "
-            f"'ds {key}={theirs} vs hf {name}={mine}' (Please correct the following DeepSpeed config values that mismatch "
-            "TrainingArguments values)",
-            related=[r for r in [mine_rel] if r is not None],
+            f"accelerate writes {key} {value} into the DeepSpeed config, the Trainer's {name} is {mine}: "
+            f"it stops with 'ds {key}={theirs} vs hf {name}={mine}'",
+            related=[r for r in [mine_rel] if r is not None] + [Related(f"set by {where}")],
             fix=fix,
         )
     precision, span, where = _accelerate_value(plan, None, "mixed_precision", "mixed_precision")
@@ -324,16 +321,14 @@ def accelerate_training_mismatch(plan, context):
             return  # --bf16_full_eval matches the enabled section
         yield Finding(
             span or plan.span,
-            f"accelerate's mixed_precision {precision} ({where}) turns on the DeepSpeed {section_name} section, but the training "
-            f"arguments leave {section_name} off: the HF Trainer stops with 'ds {section_name}.enabled=True vs hf "
-            f"{section_name}|{section_name}_full_eval=False'; pass --{section_name} to the program",
-            related=[r for r in [flags[section_name][2]] if r is not None],
+            f"mixed_precision {precision} turns DeepSpeed {section_name} on but the training arguments leave it off: the Trainer "
+            f"stops with 'ds {section_name}.enabled=True vs hf {section_name}|{section_name}_full_eval=False'; pass --{section_name}",
+            related=[r for r in [flags[section_name][2]] if r is not None] + [Related(f"set by {where}")],
         )
     elif chosen != section_name:
         yield Finding(
             span or plan.span,
-            f"--{chosen} wins over accelerate's mixed_precision {precision} ({where}): TrainingArguments takes its own flag, "
-            f"so the run trains in {chosen} and the accelerate config's value is unused",
-            related=[r for r in [flags[chosen][2]] if r is not None],
+            f"--{chosen} wins over accelerate's mixed_precision {precision}: the run trains in {chosen} and this value is unused",
+            related=[r for r in [flags[chosen][2]] if r is not None] + [Related(f"set by {where}")],
             severity=Severity.WARNING,
         )
