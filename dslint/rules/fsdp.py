@@ -14,7 +14,7 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
-from dslint.diagnostics import Edit, Finding, Fix, Related
+from dslint.diagnostics import Edit, Finding, Fix, Related, Severity
 from dslint.documents.model import Mapping, Scalar, Sequence
 from dslint.rule import rule
 from dslint.schemas import data_path
@@ -126,7 +126,17 @@ def _wraps_by_class(section: Mapping, default: bool) -> bool:
 
 
 def layer_names(plan):
-    """Every FSDP transformer-layer class a launch names, with where."""
+    """Every FSDP transformer-layer class a launch names, with where: training arguments the HF
+    Trainer reads (a program read as another kind may give the same flag another meaning), and
+    the accelerate config, which accelerate reads whatever the program."""
+    if plan.consumer in ("hf", "swift", "llamafactory"):
+        for name, span, label in _training_layer_names(plan):
+            yield name, span, label, False
+    for name, span, label in _accelerate_layer_names(plan):
+        yield name, span, label, True
+
+
+def _training_layer_names(plan):
     yield from _arg_names(plan.arg("fsdp_transformer_layer_cls_to_wrap"), "--fsdp_transformer_layer_cls_to_wrap")
     config = plan.training_config.document.mapping if plan.training_config is not None and plan.training_config.document is not None \
         else (plan.origin.mapping if plan.launcher == "yaml" else None)
@@ -136,6 +146,9 @@ def layer_names(plan):
             for key in ("transformer_layer_cls_to_wrap", "fsdp_transformer_layer_cls_to_wrap"):
                 if section.get(key) is not None:
                     yield from _names_in(section.get(key), f"fsdp_config.{key}")
+
+
+def _accelerate_layer_names(plan):
     if plan.accelerate_config is not None and plan.accelerate_config.config is not None:
         flag = plan.launcher_args.get("fsdp_transformer_layer_cls_to_wrap")
         if flag is not None:
@@ -186,6 +199,11 @@ def fsdp_layer_class(plan, context):
     (`LLaMADecoderLayer` was renamed `LlamaDecoderLayer` in 4.28); a model type only one
     generation has is judged only for that generation.
 
+    Training arguments count where the HF Trainer (ms-swift, LLaMA-Factory) reads them; where
+    that reader is only assumed (a training config no launch reaches, a program dslint could not
+    read) the finding is a warning without a fix. An accelerate config is read by accelerate
+    whatever the program.
+
     ## Why it matters
     The error comes at `accelerator.prepare`, after the model is loaded on every rank.
 
@@ -213,7 +231,7 @@ def fsdp_layer_class(plan, context):
     start = plan.origin.path if plan.origin is not None else None
     found = candidates("transformers", start, context.settings, plan.program)
     newest = _generations()[-1][1]
-    for name, span, label in names:
+    for name, span, label, by_accelerate in names:
         verdict = found.judge(lambda v: _fails(model_type, name, v))
         if not verdict.anywhere:
             continue
@@ -223,9 +241,15 @@ def fsdp_layer_class(plan, context):
         if suggestion and verdict.everywhere:
             same = suggestion.lower() == name.lower()
             fix = (Fix.safe if same and certain else Fix.unsafe)(f"Write {suggestion}", Edit.replace(span, suggestion))
-        message = (f"{label}: a {model_type} model has no {name} ({verdict.where()}), so accelerate raises "
+        message = (f"{label}: a {model_type} model has no {name} in {verdict.where()}, so accelerate raises "
                    f"'Could not find the transformer layer class {name} in the model'{hint}")
-        yield Finding(span, verdict.qualify(message), related=[model_related], fix=fix, severity=verdict.severity())
+        related = [model_related]
+        severity = verdict.severity()
+        program = plan.program
+        if not by_accelerate and program is not None and not program.established:  # the Trainer reading these is assumed
+            severity, fix = Severity.WARNING if severity is None else severity, None
+            related.append(Related(f"assumed: {program.assumption}"))
+        yield Finding(span, verdict.qualify(message), related=related, fix=fix, severity=severity)
 
 
 FSDP2_SINCE = "1.6.0"  # accelerate commands/launch.py --fsdp_version: absent from 1.5.2, in 1.6.0
