@@ -69,4 +69,7 @@ def test_regenerated_history_matches_shipped():
     if folder is None or not any(folder.glob("deepspeed-*.tar.gz")):
         pytest.skip("the DeepSpeed sdists are downloaded by `python -m dslint.schemagen.generations --prepare DIR`; "
                     "set DSLINT_SCHEMAGEN_TARGETS=DIR")
-    assert history.main(["--sdists", str(folder), "--check"]) == 0
+    status = history.main(["--sdists", str(folder), "--check"])
+    if status == history.EXIT_OTHER_SDISTS:
+        pytest.skip("the folder's sdists are not the ones the shipped history was made from (a download failed?)")
+    assert status == 0

@@ -40,6 +40,7 @@ NEWEST = "0.14.0"  # the first release the hand-curated history starts from
 VERSIONS_FILE = SCHEMA_DIR / "deepspeed-versions.json"
 SCHEMA_FILE = SCHEMA_DIR / "deepspeed.schema.json"
 RELEASES_FILE = SCHEMA_DIR / "releases.json"
+EXIT_OTHER_SDISTS = 3  # --check: the folder's sdists are not the ones the file was made from
 
 
 def _key(version: str) -> tuple[int, ...]:
@@ -163,8 +164,10 @@ def introductions(paths: list[tuple[str, ...]], releases: list[Release], order: 
     return out
 
 
-def merged(current: dict, found: dict[str, dict]) -> dict:
+def merged(current: dict, found: dict[str, dict], read: list[str] | None = None) -> dict:
     data = json.loads(json.dumps(current))
+    if read is not None:
+        data["sdists_read"] = read  # which releases the generated entries rest on
     keys = data.setdefault("keys", {})
     for dotted, entry in found.items():
         if dotted in keys:
@@ -198,7 +201,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"no sdist read for {', '.join(missing)}: keys are dated to the oldest release they may have come in", file=sys.stderr)
     schema = json.loads(SCHEMA_FILE.read_text(encoding="utf-8"))
     current = json.loads(VERSIONS_FILE.read_text(encoding="utf-8"))
-    text = render(merged(current, introductions(schema_paths(schema), releases, order)))
+    read = [v for v in order if v not in missing]
+    if args.check and current.get("sdists_read") != read:
+        # Other sdists date keys differently (an unread release is never said to lack a key).
+        print(f"made from the sdists of {', '.join(current.get('sdists_read', []))}; this folder has {', '.join(read)}")
+        return EXIT_OTHER_SDISTS
+    text = render(merged(current, introductions(schema_paths(schema), releases, order), read))
     if args.check:
         stale = text != VERSIONS_FILE.read_text(encoding="utf-8")
         print("out of date" if stale else "up to date")
