@@ -712,7 +712,10 @@ class _Builder:
         notes: list[str] = []
         arg = self.arg("per_device_train_batch_size", "micro_batch_size", "batch_size")  # micro_batch_size: axolotl
         micro = None
-        if arg is not None:
+        built = self._built("per_device_train_batch_size")
+        if built is not None:
+            micro = built
+        elif arg is not None:
             number = as_int(arg.value)
             micro = _from_arg(arg, number) if number is not None else None
             if number is None:
@@ -723,7 +726,10 @@ class _Builder:
         arg = self.arg("gradient_accumulation_steps")
         accumulation = None
         own = self._own_default("gradient_accumulation_steps")
-        if arg is not None:
+        built = self._built("gradient_accumulation_steps")
+        if built is not None:
+            accumulation = built
+        elif arg is not None:
             number = as_int(arg.value)
             accumulation = _from_arg(arg, number) if number is not None else None
         elif own is not None:
@@ -765,6 +771,21 @@ class _Builder:
                            + (f"; {self.plan.program.program} may set it in code" if self.plan.program is not None
                               and self.plan.program.facts is not None else ""))
         return out
+
+    def _built(self, name: str) -> Value | None:
+        """A literal keyword of the TrainingArguments the program builds itself
+        (``TrainingArguments(per_device_train_batch_size=4)``): it wins over the command line."""
+        from dslint.launch.consumer import ProgramValue, program_training
+
+        training = program_training(self.plan.program)
+        if training is None or not training.built or training.parsed:
+            return None
+        said = training.value(name)
+        number = as_int(said.value) if isinstance(said, ProgramValue) and isinstance(said.value, int) else None
+        if number is None:
+            return None
+        evidence = said.evidence
+        return Value(number, f"{evidence.text} ({evidence.where()})", evidence.path, evidence.line, False)
 
     def _own_default(self, name: str) -> Value | None:
         """The default the program's own dataclass gives a batch field (a TrainingArguments subclass

@@ -369,8 +369,8 @@ def from_hf_config(config: dict, name: str = "config.json") -> ModelShape | None
     )
 
 
-def read_local_config(model: str, bases: list[Path]) -> ModelShape | None:
-    """The shape in ``<model>/config.json`` when ``model`` is a local folder (looked up
+def _local_config(model: str, bases: list[Path]) -> tuple[dict, Path] | None:
+    """(the parsed ``<model>/config.json``, its path) when ``model`` is a local folder (looked up
     relative to each of ``bases``, then as given)."""
     if not model or not isinstance(model, str) or "\n" in model:
         return None
@@ -383,10 +383,19 @@ def read_local_config(model: str, bases: list[Path]) -> ModelShape | None:
             data = json.loads(config.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             continue
-        shape = from_hf_config(data, name=str(config))
-        if shape is not None:
-            return replace(shape, name=model, source=f"local config {config}")
+        if isinstance(data, dict):
+            return data, config
     return None
+
+
+def read_local_config(model: str, bases: list[Path]) -> ModelShape | None:
+    """The shape in ``<model>/config.json`` when ``model`` is a local folder."""
+    found = _local_config(model, bases)
+    if found is None:
+        return None
+    data, config = found
+    shape = from_hf_config(data, name=str(config))
+    return replace(shape, name=model, source=f"local config {config}") if shape is not None else None
 
 
 # ---- parameter counts written by people -------------------------------------------------------
@@ -417,3 +426,58 @@ def format_count(params: int | float) -> str:
             text = f"{value:.2f}".rstrip("0").rstrip(".") if value < 10 else f"{value:.1f}".rstrip("0").rstrip(".")
             return f"{text}{unit}"
     return str(int(params))
+
+
+# ---- which transformers model type a model is ---------------------------------------------------
+
+# The `model_type` of each family above (its config.json), and of families the memory table does
+# not size but FSDP rules name (checked against the families' published config.json files).
+_MODEL_TYPE = {
+    "llama-2": "llama", "llama-3": "llama", "llama-3.1": "llama", "llama-3.2": "llama", "llama-3.3": "llama",
+    "deepseek-llm": "llama", "deepseek-r1-distill-llama": "llama", "deepseek-r1-distill-qwen": "qwen2",
+    "qwen2": "qwen2", "qwen2.5": "qwen2", "qwen3": "qwen3", "mistral": "mistral", "mixtral": "mixtral",
+    "gemma": "gemma", "gemma-2": "gemma2", "deepseek-v2-lite": "deepseek_v2", "deepseek-v2": "deepseek_v2",
+    "deepseek-v3": "deepseek_v3", "deepseek-r1": "deepseek_v3",
+}
+_MORE_FAMILIES = [
+    ("qwen3-moe", r"qwen-?3-\d+(?:\.\d+)?b-a\d+b", "qwen3_moe"),
+    ("qwen2-moe", r"qwen-?(?:1\.5|2)-moe", "qwen2_moe"),
+    ("roberta", r"(?<![a-z])roberta-(?:base|large)", "roberta"),
+    ("bert", r"(?<![a-z])bert-(?:base|large)", "bert"),
+    ("t5", r"(?<![a-z])(?:flan-)?t5-(?:small|base|large|xl|xxl)", "t5"),
+    ("gpt2", r"^gpt2(?:-medium|-large|-xl)?$", "gpt2"),
+    ("opt", r"(?<![a-z])opt-\d", "opt"),
+    ("bloom", r"(?<![a-z])bloomz?-\d", "bloom"),
+]
+
+
+def model_type_of(name: str | None) -> str | None:
+    """The transformers ``model_type`` a model id names (``meta-llama/Llama-2-7b-hf`` → ``llama``), or None.
+
+    Only ids whose family *and* size dslint knows count: a family name alone says little (Falcon3
+    and Falcon-E are Llama models, Mistral-Small-4 is ``mistral4``), and a wrong type would make
+    a right class name look wrong.
+    """
+    if not name or not isinstance(name, str):
+        return None
+    base = name.rstrip("/").rsplit("/", 1)[-1].lower().replace("_", "-").replace("meta-llama-", "llama-")
+    if re.search(r"(?:^|-)(?:vl|vision|audio|omni|video|image|mm|llava|reward|rm)(?:-|$)", base):
+        return None  # a multimodal or head variant of the family is another model type
+    for family, pattern, model_type in _MORE_FAMILIES[:2]:
+        if re.search(pattern, base):
+            return model_type
+    shape = recognise(name)
+    if shape is not None and shape.family in _MODEL_TYPE:
+        return _MODEL_TYPE[shape.family]
+    for family, pattern, model_type in _MORE_FAMILIES[2:]:
+        if re.search(pattern, base):
+            return model_type
+    return None
+
+
+def local_model_type(model: str, bases: list[Path]) -> tuple[str, str] | None:
+    """(model_type, the config.json path) when ``model`` is a local folder with a config.json."""
+    found = _local_config(model, bases)
+    if found is None or not isinstance(found[0].get("model_type"), str):
+        return None
+    return found[0]["model_type"], str(found[1])

@@ -264,3 +264,25 @@ def test_a_config_only_an_inference_program_reads_gets_no_training_rules(tmp_pat
     (tmp_path / "infer.py").write_text(DEEPSPEED_LOOP)
     result = Engine(Settings(root=tmp_path)).lint_paths([str(tmp_path)])
     assert "DS101" in [d.code for d in result.diagnostics]
+
+
+def test_explain_takes_the_batch_from_the_training_arguments_the_program_builds(tmp_path):
+    from dslint.explain import Options, explain_result
+
+    (tmp_path / "run.sh").write_text("deepspeed --num_gpus 2 train.py --per_device_train_batch_size 16\n")
+    (tmp_path / "train.py").write_text(textwrap.dedent("""\
+        from transformers import Trainer, TrainingArguments
+
+        args = TrainingArguments(
+            output_dir="out",
+            deepspeed="ds.json",
+            per_device_train_batch_size=4,
+            gradient_accumulation_steps=8,
+        )
+        Trainer(model=None, args=args).train()
+        """))
+    (tmp_path / "ds.json").write_text('{"train_micro_batch_size_per_gpu": "auto", "zero_optimization": {"stage": 2}}\n')
+    [explanation] = explain_result(Engine(Settings(root=tmp_path)).lint_paths([str(tmp_path / "run.sh")]), Options())
+    batch = explanation.batch
+    assert batch.global_batch == 4 * 8 * 2
+    assert batch.micro_batch.origin == "per_device_train_batch_size=4 in TrainingArguments(...) (train.py:6)"

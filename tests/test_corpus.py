@@ -49,7 +49,7 @@ TEMPLATES = [
 ]
 
 # Version-dependent, and the corpus pins no DeepSpeed: these are info that names the releases that
-# fail, no longer errors (dslint/versions.py judges every release it knows, 0.14.0-0.19.8).
+# fail, no longer errors (dslint/versions.py judges every release it knows, 0.9.0-0.19.8).
 # Checked by hand: `compile` is strict in DeepSpeed 0.13.2-0.14.3 and again from 0.16.6 (CompileConfig,
 # extra="forbid"; deepspeed/compile/config.py), and not read in 0.14.4-0.16.5; axolotl's `"disable"`
 # and `"backend"` are not among its fields.
@@ -223,8 +223,14 @@ DS315_SCRIPTS = [
     "Ascend__MindSpeed-LLM/tests/poc/kimi2/pretrain_kimi_k2_768die_4k_A3_ptd.sh",
 ]
 
+# Checked by hand: the example's base_model is mistralai/Mixtral-8x7B-v0.1, whose modeling code (every
+# transformers generation) builds MixtralDecoderLayer, not MistralDecoderLayer; accelerate's auto-wrap
+# policy raises "Could not find the transformer layer class MistralDecoderLayer in the model".
+DS714_PATHS = ["axolotl-ai-cloud__axolotl/examples/mistral/mistral-qlora-fsdp.yml"]
+
 TRUE_ERRORS = (
     {("DS102", path) for path in TEMPLATES}
+    | {("DS714", path) for path in DS714_PATHS}
     | {("DS101", path) for path in DS101_PATHS}
     | {("DS702", path) for path in DS702_SCRIPTS}
     | {("DS212", path) for path in DS212_PATHS}

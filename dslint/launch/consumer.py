@@ -22,7 +22,8 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from dslint.launch.pyprogram import ArgDef, Evidence, Program, dataclass_fields, module_file, read_program
+from dslint.launch.pyprogram import (MISSING, ArgDef, Evidence, KeywordCall, Program, dataclass_fields, module_file,
+                                     read_program)
 
 # Consumer kinds, and who among the DeepSpeed readers each one is (``LaunchPlan.consumer``).
 HF, TRL, ACCELERATE, DEEPSPEED = "hf", "trl", "accelerate", "deepspeed"
@@ -333,6 +334,11 @@ def program_arguments(consumer: Consumer) -> ProgramArguments | None:
     return out
 
 
+def external_bases(facts: Program, name: str) -> list[str]:
+    """The classes outside the project that the project class ``name`` derives from (none for other names)."""
+    return _external_bases(facts, facts.classes.get(name.rsplit(".", 1)[-1]))
+
+
 def _external_bases(facts: Program, cls, seen: frozenset = frozenset()) -> list[str]:
     if cls is None or cls.name in seen:
         return []
@@ -346,5 +352,131 @@ def _external_bases(facts: Program, cls, seen: frozenset = frozenset()) -> list[
     return out
 
 
+# --------------------------------------------------------------------------------------------
+# The TrainingArguments values a program sets itself
+# --------------------------------------------------------------------------------------------
+
+_TRAINING_ARGS = ("transformers.TrainingArguments", "transformers.Seq2SeqTrainingArguments",
+                  "transformers.training_args.TrainingArguments",
+                  "transformers.training_args_seq2seq.Seq2SeqTrainingArguments")
+
+#: ``ProgramTraining.value``: the program sets the field in a way dslint cannot read
+#: (a variable, ``**kwargs``, an assignment after construction, calls that disagree).
+UNREAD = object()
+#: ``ProgramTraining.value``: the program builds its TrainingArguments itself and leaves the field
+#: at the class default, so a command-line flag of that name does not reach it.
+CLASS_DEFAULT = object()
+
+
+@dataclass(frozen=True)
+class ProgramValue:
+    value: object
+    evidence: Evidence
+
+
+@dataclass
+class ProgramTraining:
+    """How a program gets its TrainingArguments (or a TRL config): parsed from the command line by
+    HfArgumentParser/TrlParser, or built with literal keywords (``TrainingArguments(lr=2e-5, ...)``).
+
+    ``trl``: the class is a TRL config, whose defaults differ from TrainingArguments' by version
+    (SFTConfig's learning rate, bf16 on by default in TRL 1.x).
+    """
+
+    facts: Program
+    parsed: list[str]  # the classes given to HfArgumentParser/TrlParser
+    built: list[KeywordCall]  # literal constructions of a TrainingArguments-like class
+    trl: bool
+    evidence: Evidence | None
+
+    def value(self, name: str):
+        """What the program says ``name`` is: a ProgramValue, UNREAD, CLASS_DEFAULT, or None (nothing)."""
+        facts = self.facts
+        if name in facts.assigned:
+            return UNREAD
+        if self.built and not self.parsed:
+            found: list[tuple[object, KeywordCall]] = []
+            defaults = 0
+            for call in self.built:
+                if name in call.keywords:
+                    if call.keywords[name] is MISSING:
+                        return UNREAD
+                    found.append((call.keywords[name], call))
+                elif call.spread:
+                    return UNREAD
+                else:
+                    defaults += 1
+            values = {repr(v) for v, _ in found}
+            if len(values) > 1 or (values and defaults):
+                return UNREAD
+            if found:
+                value, call = found[0]
+                where = call.evidence
+                line = call.lines.get(name, where.line)
+                return ProgramValue(value, Evidence(where.path, line, f"{name}={value!r} in {call.callee.rsplit('.', 1)[-1]}(...)"))
+            own = self._own_default(name, [c.callee for c in self.built])
+            return own if own is not None else CLASS_DEFAULT
+        if self.parsed:
+            return self._own_default(name, self.parsed)
+        return None
+
+    def _own_default(self, name: str, classes: list[str]):
+        """The default a project dataclass gives ``name`` (a TrainingArguments subclass that changes it)."""
+        found = set()
+        evidence = None
+        for cls in classes:
+            fields = dataclass_fields(self.facts, cls)
+            definition = next((f for f in reversed(fields or []) if f.name == name), None)
+            if definition is None:
+                continue
+            if definition.default is MISSING:
+                return UNREAD
+            found.add(repr(definition.default))
+            evidence = Evidence(definition.evidence.path, definition.evidence.line,
+                                f"the default of {name} in {definition.evidence.text.split(' of ', 1)[-1]}")
+            value = definition.default
+        if len(found) > 1:
+            return UNREAD
+        return ProgramValue(value, evidence) if found else None
+
+
+def _training_class(facts: Program, name: str) -> str | None:
+    """``transformers``/``trl`` when ``name`` is TrainingArguments, a TRL config, or a project subclass of one."""
+    if name in _TRAINING_ARGS:
+        return "transformers"
+    if name.startswith("trl.") and name.endswith(("Config", "Arguments")):
+        return "trl"
+    cls = facts.classes.get(name.rsplit(".", 1)[-1])
+    if cls is None:
+        return None
+    kinds = {_training_class(facts, base) for base in _external_bases(facts, cls)}
+    return "trl" if "trl" in kinds else "transformers" if "transformers" in kinds else None
+
+
+def program_training(consumer: Consumer | None) -> ProgramTraining | None:
+    """How the launch's program gets its training arguments; None when it was not read."""
+    facts = consumer.facts if consumer is not None and consumer.established else None
+    if facts is None:
+        return None
+    parsed, trl = [], False
+    for parser in facts.parsers:
+        for name in parser.classes:
+            kind = _training_class(facts, name)
+            if kind is not None:
+                parsed.append(name)
+                trl = trl or kind == "trl"
+    if any(p.kind in ("hf", "trl") and not p.classes for p in facts.parsers):
+        parsed.append("?")  # a parser over classes dslint could not name
+    built = []
+    for call in facts.calls:
+        kind = _training_class(facts, call.callee)
+        if kind is not None:
+            built.append(call)
+            trl = trl or kind == "trl"
+    evidence = built[0].evidence if built and not parsed else next((p.evidence for p in facts.parsers), None)
+    return ProgramTraining(facts, parsed, built, trl or consumer.kind == TRL, evidence)
+
+
 __all__ = ["Consumer", "ProgramArguments", "classify", "of_console", "of_module", "program_arguments", "read",
-           "resolve_program", "DEEPSPEED_READER", "LABEL", "VERL"]
+           "resolve_program", "DEEPSPEED_READER", "LABEL", "VERL", "CLASS_DEFAULT", "external_bases", "ProgramTraining",
+           "ProgramValue", "UNREAD", "program_training"]

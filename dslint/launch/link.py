@@ -515,7 +515,10 @@ class Linker:
         arg = plan.args.get("deepspeed_config") if plan.consumer == "deepspeed" else None
         if arg is None:
             arg = plan.args.get("deepspeed")
-        if arg is None or arg.value is True or arg.value is None:
+        if arg is None:
+            self._program_deepspeed(plan, base)
+            return
+        if arg.value is True or arg.value is None:
             return
         value = arg.value
         span = arg.span or plan.span
@@ -535,6 +538,22 @@ class Linker:
                 arg_base = Path(plan.training_config.document.path).parent
         plan.deepspeed = self.resolve("deepspeed", text, span, arg_base, expect=DEEPSPEED, assumed=arg.assumed)
         plan.references.append(plan.deepspeed)
+
+    def _program_deepspeed(self, plan: LaunchPlan, base: Path) -> None:
+        """The DeepSpeed config a program names itself, ``TrainingArguments(deepspeed="ds.json")``:
+        linked when the file is found (relative to the launch's folder and those above it); a path
+        that is not found says nothing, since the program may run from elsewhere."""
+        from dslint.launch.consumer import ProgramValue, program_training
+
+        training = program_training(plan.program)
+        said = training.value("deepspeed") if training is not None and training.built and not training.parsed else None
+        if not isinstance(said, ProgramValue) or not isinstance(said.value, str) or not said.value.strip().endswith(".json"):
+            return
+        reference = self.resolve("deepspeed", said.value.strip(), plan.span, base, expect=DEEPSPEED)
+        if reference.document is not None:
+            plan.deepspeed = reference
+            plan.references.append(reference)
+            plan.notes.append(f"the DeepSpeed config is named by the program: {said.evidence.describe()}")
 
     # -- YAML / JSON training configs nobody launches from a script
 

@@ -68,12 +68,28 @@ class ParserUse:
 
 
 @dataclass
+class KeywordCall:
+    """A call with keyword arguments the rules care about: ``TrainingArguments(lr=...)``, ``Trainer(optimizers=...)``.
+
+    ``keywords`` maps each keyword to its literal value, or MISSING when it is not a literal;
+    ``spread``: the call also passes ``**kwargs``, so any other keyword may be set too.
+    """
+
+    callee: str  # qualified name, or the local class name of a project class
+    keywords: dict[str, Any]
+    spread: bool
+    evidence: Evidence
+    lines: dict[str, int] = field(default_factory=dict)  # the line of each keyword
+
+
+@dataclass
 class ClassDef:
     name: str
     qualified_bases: tuple[str, ...]
     fields: list[ArgDef]
     is_dataclass: bool
     evidence: Evidence
+    methods: tuple[str, ...] = ()
 
 
 @dataclass
@@ -91,6 +107,10 @@ class Program:
     # Imports every run of the module executes: at its top level (or in its `if __name__ ==
     # "__main__":` block), outside try/if, so not an optional backend's.
     plain_imports: dict[str, Evidence] = field(default_factory=dict)
+    calls: list[KeywordCall] = field(default_factory=list)  # calls with keyword arguments, in file order
+    # Attributes the program assigns (``args.learning_rate = 1e-4``, ``setattr(args, "x", ...)``): a
+    # value read from a call or a default may be changed afterwards.
+    assigned: dict[str, Evidence] = field(default_factory=dict)
     unreadable: list[str] = field(default_factory=list)  # project files that could not be parsed
     truncated: bool = False  # MAX_FILES or MAX_DEPTH stopped the walk
     # ``sys.argv[i]`` read with a constant positive index: the program takes arguments by position
@@ -130,12 +150,14 @@ class _Module:
     aliases: dict[str, str]  # local name → qualified name
     imports: list[tuple[str, int, tuple[str, ...], int]]  # (module, level, names, line)
     uses: list[tuple[str, int, str]]  # (qualified, line, how)
-    classes: list[tuple[str, tuple[str, ...], list, bool, int]]  # name, bases (qualified or local), fields, dataclass, line
+    classes: list[tuple[str, tuple[str, ...], list, bool, int, tuple]]  # name, bases, fields, dataclass, line, methods
     add_arguments: list[tuple[list[str], dict, int]]  # (option strings, keywords, line)
     parser_calls: list[tuple[str, tuple[str, ...], int]]  # (hf|trl|argparse-known|remaining, classes, line)
     method_calls: list[tuple[str, int]]
     plain_imports: list[tuple[str, int]] = field(default_factory=list)  # (qualified module or name, line)
     argv_reads: list[tuple[int, int]] = field(default_factory=list)  # (index, line) of each sys.argv[index] read
+    calls: list[tuple[str, dict, bool, int, dict]] = field(default_factory=list)  # (callee, keywords, spread, line, lines)
+    assigned: list[tuple[str, int]] = field(default_factory=list)  # (attribute, line)
 
 
 def _plain_imports(tree: ast.Module) -> list[tuple[str, int]]:
@@ -249,6 +271,17 @@ def _field_choices(value: ast.AST | None) -> tuple | None:
     return None
 
 
+# TrainingArguments' setter methods and the fields each one changes (transformers training_args.py
+# `set_training`, `set_optimizer`, `set_lr_scheduler`, `set_dataloader`).
+_SETTERS = {
+    "set_training": ("learning_rate", "per_device_train_batch_size", "weight_decay", "num_train_epochs", "max_steps",
+                     "gradient_accumulation_steps", "seed", "gradient_checkpointing"),
+    "set_optimizer": ("optim", "learning_rate", "weight_decay", "adam_beta1", "adam_beta2", "adam_epsilon", "optim_args"),
+    "set_lr_scheduler": ("lr_scheduler_type", "num_train_epochs", "max_steps", "warmup_ratio", "warmup_steps"),
+    "set_dataloader": ("per_device_train_batch_size", "per_device_eval_batch_size"),
+}
+
+
 def _read_module(path: Path, display: str, tree: ast.Module) -> _Module:
     module = _Module(path, display, {}, [], [], [], [], [], [], _plain_imports(tree))
     aliases = module.aliases
@@ -288,6 +321,17 @@ def _read_module(path: Path, display: str, tree: ast.Module) -> _Module:
             name = dotted.rsplit(".", 1)[-1] if dotted else (node.func.attr if isinstance(node.func, ast.Attribute) else None)
             if isinstance(node.func, ast.Attribute):
                 module.method_calls.append((node.func.attr, node.lineno))
+            if node.keywords and name and name[:1].isupper():  # a class called with keywords
+                keywords = {k.arg: _literal(k.value) for k in node.keywords if k.arg}
+                spread = any(k.arg is None for k in node.keywords)
+                lines = {k.arg: k.value.lineno for k in node.keywords if k.arg}
+                module.calls.append((qualified or dotted or name, keywords, spread, node.lineno, lines))
+            if isinstance(node.func, ast.Attribute) and node.func.attr in _SETTERS:
+                for field_name in _SETTERS[node.func.attr]:
+                    module.assigned.append((field_name, node.lineno))
+            if name == "setattr" and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant) \
+                    and isinstance(node.args[1].value, str):
+                module.assigned.append((node.args[1].value, node.lineno))
             if name == "add_argument":
                 options = [a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
                 keywords = {k.arg: k.value for k in node.keywords if k.arg}
@@ -317,6 +361,12 @@ def _read_module(path: Path, display: str, tree: ast.Module) -> _Module:
                 qualified = _qualify(_dotted(target), aliases)
                 if qualified is not None:
                     module.uses.append((qualified, decorator.lineno, "decorated with"))
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                for item in ast.walk(target):
+                    if isinstance(item, ast.Attribute) and isinstance(item.ctx, ast.Store):
+                        module.assigned.append((item.attr, node.lineno))
         if isinstance(node, ast.ClassDef):
             bases = []
             for base in node.bases:
@@ -334,7 +384,8 @@ def _read_module(path: Path, display: str, tree: ast.Module) -> _Module:
                     fields.append(ArgDef(statement.target.id, _annotation_type(annotation), _field_default(statement.value),
                                          Evidence(display, statement.lineno, f"field {statement.target.id} of {node.name}"),
                                          _field_choices(statement.value)))
-            module.classes.append((node.name, tuple(bases), fields, is_dataclass, node.lineno))
+            methods = tuple(f.name for f in node.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)))
+            module.classes.append((node.name, tuple(bases), fields, is_dataclass, node.lineno, methods))
     return module
 
 
@@ -484,9 +535,15 @@ def _collect(program: Program, modules: list[_Module]) -> None:
             program.plain_imports.setdefault(name, Evidence(module.display, line, f"imports {name}"))
         for index, line in module.argv_reads:
             program.argv_reads.setdefault(index, Evidence(module.display, line, f"reads sys.argv[{index}]"))
-        for name, bases, fields, is_dataclass, line in module.classes:
+        for callee, keywords, spread, line, lines in module.calls:
+            if callee.startswith("."):
+                callee = callee.rsplit(".", 1)[-1]  # a class of the project, found by its name
+            program.calls.append(KeywordCall(callee, keywords, spread, Evidence(module.display, line, f"calls {callee}(...)"), lines))
+        for attribute, line in module.assigned:
+            program.assigned.setdefault(attribute, Evidence(module.display, line, f"assigns .{attribute}"))
+        for name, bases, fields, is_dataclass, line, methods in module.classes:
             evidence = Evidence(module.display, line, f"class {name}({', '.join(b.rsplit('.', 1)[-1] for b in bases)})")
-            program.classes[name] = ClassDef(name, bases, fields, is_dataclass, evidence)
+            program.classes[name] = ClassDef(name, bases, fields, is_dataclass, evidence, methods)
             for base in bases:
                 if not base.startswith(".") and "." in base:
                     program.subclasses.setdefault(base, Evidence(module.display, line, f"class {name} derives from {base}"))
@@ -562,5 +619,5 @@ def dataclass_fields(program: Program, name: str, seen: frozenset = frozenset())
     return fields
 
 
-__all__ = ["ArgDef", "Evidence", "MISSING", "ParserUse", "Program", "dataclass_fields", "module_file", "read_program",
+__all__ = ["ArgDef", "Evidence", "KeywordCall", "MISSING", "ParserUse", "Program", "dataclass_fields", "module_file", "read_program",
            "search_roots"]

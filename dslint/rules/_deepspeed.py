@@ -163,6 +163,21 @@ class Versions:
                 yield found
 
 
+PYDANTIC2 = "0.15.0"  # deepspeed/runtime/config_utils.py: pydantic 1 (`class Config`) to 0.14.5, ConfigDict from 0.15.0
+
+
+def extra_forbidden(versions: "Versions", failing=None) -> str:
+    """pydantic's error for an unknown key of a strict section, as the failing candidates word it."""
+    failing = tuple(versions.key if failing is None else failing)
+    bound = parse_version(PYDANTIC2)
+    new = [v for v in failing if parse_version(v) >= bound]
+    if len(new) == len(failing):
+        return "'Extra inputs are not permitted'"
+    if not new:
+        return "'extra fields not permitted'"
+    return f"'Extra inputs are not permitted' ('extra fields not permitted' before DeepSpeed {PYDANTIC2})"
+
+
 @lru_cache(maxsize=64)
 def _parsed_versions(versions: tuple[str, ...]) -> dict[str, tuple[int, ...]]:
     return {v: parse_version(v) for v in versions}
@@ -203,8 +218,8 @@ def introduced_in(path: tuple) -> str | None:
 
 def _read_in(path: tuple, version: tuple) -> bool:
     name = dotted(path)
-    if name == "compile" and parse_version("0.14.4") <= version < parse_version("0.16.6"):
-        return False  # between 0.14.4 and 0.16.5 `compile` was not read
+    if name == "compile" and (version < parse_version("0.13.2") or parse_version("0.14.4") <= version < parse_version("0.16.6")):
+        return False  # `compile` came in 0.13.2 (CompileConfig), and was not read between 0.14.4 and 0.16.5
     introduced = key_history(name).get("introduced")
     return introduced is None or version >= parse_version(introduced)
 

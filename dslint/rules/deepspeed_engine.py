@@ -135,6 +135,15 @@ def offload_with_client_optimizer(use, context):
       (accelerate/accelerator.py `_prepare_deepspeed`, `map_pytorch_optim_to_deepspeed`, since
       accelerate 1.2 per optimizer class), so only the deprecated `cpu_offload: true`, which
       accelerate does not look at, fails there: an error.
+      The conversion is silent, and where the Trainer's optimizer is not AdamW (`--optim
+      adafactor`, `sgd`, `adamw_bnb_8bit`, `lion_32bit`, `--adafactor` ...) it changes the
+      optimizer: accelerate before 1.2.0 makes every client optimizer `DeepSpeedCPUAdam` in AdamW
+      mode (accelerator.py `_prepare_deepspeed`, 1.1.1:1832-1836); from 1.2.0
+      `map_pytorch_optim_to_deepspeed` (accelerate utils/deepspeed.py:29-95) keeps AdamW only for
+      `torch.optim.AdamW` and 32-bit bitsandbytes AdamW, maps Adagrad to `DeepSpeedCPUAdagrad`
+      and 32-bit bitsandbytes Lion to `DeepSpeedCPULion`, and turns everything else into Adam
+      with L2 weight decay (`adamw_mode=False`). That is a warning, naming what the accelerate
+      versions the repository allows do (Adagrad only before 1.2.0).
     - A config no launch reaches, or the plain deepspeed launcher: a warning, because it fails
       whenever the training code passes its own torch optimizer. A config no launch reaches that
       has `"auto"` values is read by HF Trainer or accelerate (nothing else fills them), so it is
@@ -182,7 +191,10 @@ def offload_with_client_optimizer(use, context):
     # "auto" values in a config no launch reaches say who reads it: only HF Trainer and accelerate fill them.
     hf = ds.hf_like(use) or (use.consumer is None and ds.has_auto(use.config))
     if hf and via_section:
-        return  # accelerate swaps the torch optimizer for DeepSpeedCPUAdam
+        # accelerate swaps the torch optimizer for DeepSpeedCPUAdam: silent, and a change of
+        # optimizer when the Trainer's is not AdamW.
+        yield from _swapped_optimizer(use, context, anchor_item, device)
+        return
     if hf:
         why = (
             f"{ds.consumer_label(use) or 'HF Trainer or accelerate'} passes its own torch optimizer, and accelerate converts it "
@@ -215,6 +227,55 @@ def offload_with_client_optimizer(use, context):
         fix=fix,
         alternatives=alternatives,
         severity=None if ds.hf_like(use) else Severity.WARNING,  # "auto" suggests HF; it does not establish it
+    )
+
+
+# transformers `OptimizerNames` that build torch.optim.AdamW (kept AdamW by accelerate under offload).
+_ADAMW_OPTIMS = ("adamw_torch", "adamw_torch_fused", "adamw_hf", "adamw_torch_xla", "adamw_torch_npu_fused", "adamw_apex_fused")
+_MAPS_OPTIMIZER = "1.2.0"  # accelerate utils/deepspeed.py map_pytorch_optim_to_deepspeed: absent from 1.1.1, in 1.2.0
+
+
+def _swapped_optimizer(use, context, anchor_item, device):
+    """The Trainer's own optimizer (`--optim`, `--adafactor`) under optimizer offload without a
+    DeepSpeed optimizer block: accelerate replaces it with a DeepSpeed CPU optimizer."""
+    plan = use.launch
+    if plan is None:
+        return
+    from dslint.rules.launch import TrainingArgs
+    from dslint.versions import candidates, compare
+
+    args = TrainingArgs(plan)
+    optim, related = args.get("optim")
+    adafactor, adafactor_related = args.get("adafactor")
+    if adafactor is True or str(adafactor).lower() in ("true", "1", "yes"):
+        optim, related = "adafactor", adafactor_related
+    if not isinstance(optim, str) or optim.lower() in _ADAMW_OPTIMS:
+        return
+    optim = optim.lower()
+    start = plan.origin.path if plan.origin is not None else None
+    found = candidates("accelerate", start, context.settings, plan.program)
+    mapped = found.where(lambda v: compare(v, _MAPS_OPTIMIZER) >= 0)
+    if optim == "adagrad":  # from 1.2.0 it becomes DeepSpeedCPUAdagrad: the same algorithm
+        verdict = found.judge(lambda v: compare(v, _MAPS_OPTIMIZER) < 0)
+        if not verdict.anywhere:
+            return
+        message = (f"optim {optim} with optimizer offload to {device} and no DeepSpeed 'optimizer' block: accelerate before "
+                   f"{_MAPS_OPTIMIZER} replaces the Trainer's optimizer with DeepSpeedCPUAdam (AdamW) silently")
+        yield Finding(anchor_item.key_span, verdict.qualify(message), related=[r for r in [related] if r is not None],
+                      severity=verdict.severity() or Severity.WARNING)
+        return
+    modes = []
+    if mapped:
+        modes.append(f"Adam with L2 weight decay (adamw_mode=False) from accelerate {_MAPS_OPTIMIZER}, which keeps AdamW only for "
+                     "torch.optim.AdamW and 32-bit bitsandbytes AdamW")
+    if len(mapped) < len(found.versions):
+        modes.append(f"AdamW before accelerate {_MAPS_OPTIMIZER}, which converts every optimizer")
+    yield Finding(
+        anchor_item.key_span,
+        f"optim {optim} with optimizer offload to {device} and no DeepSpeed 'optimizer' block: accelerate replaces the Trainer's "
+        f"optimizer with DeepSpeedCPUAdam silently, as {'; or '.join(modes)} ({found.why()})",
+        related=[r for r in [related] if r is not None],
+        severity=Severity.WARNING,
     )
 
 
@@ -735,7 +796,11 @@ def scheduler_config(use, context):
       module HF Trainer and accelerate use: an error under those consumers, a warning for a
       config no launch reaches;
     - `total_num_steps` below `warmup_num_steps` (a warning: DeepSpeed only logs it,
-      lr_schedules.py:826-828);
+      lr_schedules.py:826-828), and `total_num_steps` of `0` or below: after warmup
+      `WarmupDecayLR` multiplies the learning rate by `max(0, (total - step) / ...)` = 0 and
+      `WarmupCosineLR` ends its cosine at once (lr_schedules.py:831-839, 917-925), so nothing is
+      learned after warmup (a warning; under HF Trainer, ms-swift and LLaMA-Factory the Trainer
+      stops instead, see `hf-config-mismatch`);
     - a `torch.optim.lr_scheduler` class (`StepLR`, ...) with ZeRO stage 1-3 or fp16/bf16: DeepSpeed
       builds it on its optimizer wrapper, which torch refuses: `TypeError: DeepSpeedZeroOptimizer
       is not an Optimizer` (engine.py `_scheduler_from_config`; found by the generated
@@ -875,6 +940,14 @@ def _scheduler_findings(use, context):
                 severity=None if ds.hf_like(use) else Severity.WARNING,
             )], validated)
     total = params.entry("total_num_steps")
+    t = ds.raw(total.value) if total is not None and not ds.is_auto(total.value) else None
+    if isinstance(t, (int, float)) and not isinstance(t, bool) and t <= 0 and use.consumer not in ("hf", "swift", "llamafactory"):
+        # HF Trainer compares it with its training steps and stops (hf-config-mismatch says so).
+        decay = "stays at warmup_min_lr" if name == "WarmupDecayLR" else "drops to cos_min_ratio × lr"
+        yield Finding(total.value.span, f"total_num_steps is {ds.show(total.value)}: after warmup {name}'s learning rate {decay} "
+                      "for the rest of training (lr_schedules.py:831-839, 917-925); write the number of optimizer steps",
+                      severity=Severity.WARNING)
+        return
     if total is not None and warmup is not None and not ds.is_auto(total.value) and not ds.is_auto(warmup.value):
         t, w = ds.raw(total.value), ds.raw(warmup.value)
         if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (t, w)) and t < w:

@@ -110,10 +110,13 @@ def unknown_key(use, context):
     `"auto"` values before validation (config_utils.py:54-57), so `ignored-key` reports it.
 
     ## Why it matters
-    DeepSpeed raises `ValidationError: ... Extra inputs are not permitted` when it parses the
-    config: at `deepspeed.initialize`, or under HF ZeRO-3 already in `from_pretrained`. Keys
-    that only newer DeepSpeed versions know fail the same way on older installs
-    (OpenRLHF/OpenRLHF#63: `zero_hpz_partition_size` on DeepSpeed 0.9.5).
+    DeepSpeed raises `ValidationError: ... Extra inputs are not permitted` (`extra fields not
+    permitted` before 0.15.0, which used pydantic 1: config_utils.py `class Config`) when it
+    parses the config: at `deepspeed.initialize`, or under HF ZeRO-3 already in
+    `from_pretrained`. Keys that only newer DeepSpeed versions know fail the same way on older
+    installs (OpenRLHF/OpenRLHF#63: `zero_hpz_partition_size` on DeepSpeed 0.9.5; the ZeRO++ keys
+    came in 0.10.0). Which release brought each key is in schemas/deepspeed-versions.json, back
+    to 0.9.0 (from the releases' sdists, dslint/schemagen/deepspeed_history.py).
 
     ## Example
     ```json
@@ -147,7 +150,7 @@ def unknown_key(use, context):
                 finding = Finding(
                     item.key_span,
                     f"'{item.key}' is not a field of {where} before DeepSpeed {introduced}: "
-                    f"{versions.label} raises 'Extra inputs are not permitted' when it parses the config",
+                    f"{versions.label} raises {ds.extra_forbidden(versions, failing)} when it parses the config",
                 )
                 if failing and (found := versions.qualify(finding, failing, spelling=True)) is not None:
                     yield found
@@ -159,7 +162,7 @@ def unknown_key(use, context):
             raises = versions.judge(strict)
             ignored = "" if raises.everywhere else f" ({raises.where()} raises; older ones ignore it: {raises.candidates.why()})"
             message = (
-                f"unknown key '{item.key}' in {where}: {versions.label} raises 'Extra inputs are not permitted' "
+                f"unknown key '{item.key}' in {where}: {versions.label} raises {ds.extra_forbidden(versions, raises.failing)} "
                 f"(pydantic, extra=forbid) when it parses the config{hint}"
             )
             fix = None
@@ -290,7 +293,7 @@ def removed_key(use, context):
     `mics_hierarchical_params_gather`, `zeropp_loco_param`. Each is an error when every
     DeepSpeed release the launch may run with is at or after its removal (0.19.7 or 0.19.8),
     and info naming those releases when some are older (nothing pinned: every release dslint
-    knows, 0.14.0 on).
+    knows, 0.9.0 on).
 
     ## Why it matters
     `_reject_removed_config_keys` raises `DeepSpeedConfigError` for the mere presence of the

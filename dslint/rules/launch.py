@@ -27,7 +27,7 @@ HF_DEFAULTS = {
     "bf16": False,
 }
 SWIFT_DEFAULTS = {"per_device_train_batch_size": 1, "max_grad_norm": 1.0, "adam_beta1": 0.9, "adam_beta2": 0.999, "adam_epsilon": 1e-8}
-INT_ARGS = ("per_device_train_batch_size", "gradient_accumulation_steps")
+INT_ARGS = ("per_device_train_batch_size", "gradient_accumulation_steps", "max_steps")
 FLOAT_ARGS = ("learning_rate", "weight_decay", "adam_beta1", "adam_beta2", "adam_epsilon", "max_grad_norm")
 BOOL_ARGS = ("fp16", "bf16", "fp16_full_eval", "bf16_full_eval", "auto_find_batch_size")
 
@@ -55,15 +55,27 @@ def _parsed(name: str, value):
     return value
 
 
-class _Args:
-    """Training arguments with the consumer's defaults, each with where it came from."""
+class TrainingArgs:
+    """Training arguments with the consumer's defaults, each with where it came from.
+
+    Where the launch's program was read, what it says wins as the program makes it win: a literal
+    ``TrainingArguments(...)`` keyword over everything (the command line does not reach a class the
+    program builds itself), an assignment or a variable over nothing (the value is not judged), and
+    a project dataclass's default over the consumer's. A TRL config's defaults depend on the TRL
+    version, so with one only values the launch or the program writes are compared.
+    """
 
     def __init__(self, plan):
+        from dslint.launch.consumer import program_training
+
         self.plan = plan
         self.defaults = dict(HF_DEFAULTS)
+        self.training = program_training(plan.program)
         if plan.consumer == "swift":
             self.defaults = dict(SWIFT_DEFAULTS)
             self._swift_precision()
+        elif self.training is not None and self.training.trl:
+            self.defaults = {}
 
     def _swift_precision(self):
         # ms-swift derives fp16/bf16 from torch_dtype unless they are given (model_args.py:130-142).
@@ -76,16 +88,33 @@ class _Args:
 
     def get(self, name: str):
         """(value, Related) or (None, None) when neither given nor a known default."""
-        arg = self.plan.arg(name)
+        from dslint.launch.consumer import CLASS_DEFAULT, UNREAD, ProgramValue
+
+        said = self.training.value(name) if self.training is not None else None
+        if said is UNREAD:
+            return None, None
+        built = self.training is not None and self.training.built and not self.training.parsed
+        if isinstance(said, ProgramValue) and built:
+            return self._program(name, said)
+        arg = self.plan.arg(name) if said is not CLASS_DEFAULT else None
         if arg is not None:
             value = _parsed(name, arg.value)
             if value is None:
                 return None, None
             return value, Related(f"{name} = {arg.value} ({arg.origin})", arg.span)
+        if isinstance(said, ProgramValue):
+            return self._program(name, said)
         if name in self.defaults:
             how = "ms-swift's default" if self.plan.consumer == "swift" else "the transformers default"
             return self.defaults[name], Related(f"{name} = {self.defaults[name]} ({how}; not set in the launch)")
         return None, None
+
+    def _program(self, name: str, said):
+        value = _parsed(name, said.value)
+        if value is None:
+            return None, None
+        evidence = said.evidence
+        return value, Related(f"{name} = {said.value!r} ({evidence.text}, {evidence.where()})")
 
 
 def _ds_value(config: Mapping, dotted: str):
@@ -117,11 +146,23 @@ def hf_config_mismatch(use, context):
     `scheduler.params.warmup_num_steps` ↔ `max(1, warmup_steps)` (`trainer_config_finalize`,
     deepspeed.py:246-256: without `--warmup_steps` an explicit `0` or `10` mismatches `1`; a
     `--warmup_steps` below 1 is a ratio of the training steps, which depend on the data set: not
-    judged, a deliberate difference in the generated oracle tests). The comparison
-    is Python's `!=`, so the string `"8"` does not equal `8`. Values the launch does not set are
+    judged, a deliberate difference in the generated oracle tests), and
+    `scheduler.params.total_num_steps` ↔ the Trainer's number of training steps
+    (deepspeed.py:246-250): `--max_steps` when it is positive, and never a literal `0` or below
+    (huggingface/transformers#29348; under plain DeepSpeed a `0` would leave WarmupDecayLR at
+    `warmup_min_lr` after warmup, lr_schedules.py:831-839). The comparison
+    is Python's `!=`, so the string `"8"` does not equal `8`.
+
+    The training arguments come from the command line, the training YAML, and the launch's
+    program, read statically: a literal `TrainingArguments(...)` / `SFTConfig(...)` keyword wins
+    over the command line (the program builds the class itself; a flag does not reach it), and a
+    project dataclass's default (`per_device_train_batch_size: int = 4` in a `TrainingArguments`
+    subclass given to `HfArgumentParser`) replaces the consumer's. A field the program assigns
+    (`args.learning_rate = ...`) or passes as a variable is not judged. Values nobody sets are
     compared with the consumer's defaults (transformers: batch 8, accumulation 1, clipping 1.0,
-    lr 5e-5; ms-swift: batch 1, fp16/bf16 from `--torch_dtype`); values that depend on what dslint
-    cannot see (`total_num_steps`, ratios) are skipped.
+    lr 5e-5; ms-swift: batch 1, fp16/bf16 from `--torch_dtype`; a TRL config's defaults change
+    between TRL versions, so none are assumed for it); values that depend on what dslint
+    cannot see (the data set's length, ratios) are skipped.
 
     With `--auto_find_batch_size` the Trainer refuses ZeRO stage 3 (`auto_find_batch_size isn't
     supported yet with DeepSpeed Zero-3`, trainer.py:898-906), and it compares the config once
@@ -150,7 +191,7 @@ def hf_config_mismatch(use, context):
     if plan is None or use.consumer not in HF_LIKE:
         return
     config = use.config
-    args = _Args(plan)
+    args = TrainingArgs(plan)
     bs, bs_rel = args.get("per_device_train_batch_size")
     gas, gas_rel = args.get("gradient_accumulation_steps")
     auto_find = _parsed("auto_find_batch_size", plan.arg("auto_find_batch_size").value) if plan.arg("auto_find_batch_size") else False
@@ -175,8 +216,9 @@ def hf_config_mismatch(use, context):
     decay, decay_rel = args.get("weight_decay")
     checks.append(("optimizer.params.weight_decay", decay, "weight_decay", [decay_rel]))
     checks.append(("scheduler.params.warmup_max_lr", lr, "learning_rate", [lr_rel]))
-    warmup, warmup_rel = _warmup_steps(plan)
+    warmup, warmup_rel = _warmup_steps(plan, args)
     checks.append(("scheduler.params.warmup_num_steps", warmup, "warmup_steps", [warmup_rel]))
+    yield from _total_num_steps(use, args)
     for name, dsname in (("fp16", "fp16.enabled"), ("bf16", "bf16.enabled")):
         flag, flag_rel = args.get(name)
         full_eval, _ = args.get(f"{name}_full_eval")
@@ -201,19 +243,22 @@ def hf_config_mismatch(use, context):
             node.span,
             f"ds {dotted}={shown} vs hf {hf_name}={_show(hf_value)}{note}: the HF Trainer stops with "
             "'Please correct the following DeepSpeed config values that mismatch TrainingArguments values'",
-            related=[r for r in related if r is not None] + _launch_related(use),
+            related=[r for r in related if r is not None] + launch_related(use),
             fix=Fix.safe(f'Set {dotted} to "auto" so the Trainer fills it in', replace_value(node, "auto")),
         )
 
 
-def _warmup_steps(plan):
+def _warmup_steps(plan, args):
     """HF's value for warmup_num_steps: max(1, warmup_steps) (transformers 5.23); None when it
     depends on the training steps (a ratio below 1) or the consumer sets its own default."""
+    training = args.training
+    if training is not None and any(training.value(n) is not None for n in ("warmup_steps", "warmup_ratio")):
+        return None, None  # the program sets warmup itself
     arg = plan.arg("warmup_steps")
     if plan.arg("warmup_ratio") is not None:
         return None, None
     if arg is None:
-        if plan.consumer != "hf":
+        if plan.consumer != "hf" or (training is not None and training.trl):
             return None, None
         return 1, Related("warmup_steps = 0 (the transformers default; HF writes max(1, warmup_steps))")
     try:
@@ -225,10 +270,38 @@ def _warmup_steps(plan):
     return max(1, int(value)), Related(f"warmup_steps = {arg.value} ({arg.origin}; HF writes max(1, warmup_steps))", arg.span)
 
 
+def _total_num_steps(use, args):
+    """``scheduler.params.total_num_steps`` against the Trainer's num_training_steps
+    (``trainer_config_finalize``, transformers integrations/deepspeed.py:246-250): ``--max_steps``
+    when it is positive; a literal at or below 0 never matches, since the Trainer writes the
+    number of optimizer steps it will take."""
+    node = _ds_value(use.config, "scheduler.params.total_num_steps")
+    if not isinstance(node, Scalar) or node.value == "auto" or isinstance(node.value, bool) \
+            or not isinstance(node.value, (int, float)):
+        return
+    steps, steps_rel = args.get("max_steps")
+    fix = Fix.safe('Set scheduler.params.total_num_steps to "auto" so the Trainer fills it in', replace_value(node, "auto"))
+    if node.value <= 0:
+        yield Finding(
+            node.span,
+            f"ds scheduler.params.total_num_steps={_show(node.value)}: the HF Trainer writes its number of training steps there and "
+            "stops with 'Please correct the following DeepSpeed config values that mismatch TrainingArguments values' "
+            "(0 steps would also leave the learning rate at warmup_min_lr after warmup)",
+            related=launch_related(use), fix=fix,
+        )
+    elif steps is not None and steps > 0 and node.value != steps:
+        yield Finding(
+            node.span,
+            f"ds scheduler.params.total_num_steps={_show(node.value)} vs hf num_training_steps (calculated)={steps}: the HF Trainer "
+            "stops with 'Please correct the following DeepSpeed config values that mismatch TrainingArguments values'",
+            related=[r for r in [steps_rel] if r is not None] + launch_related(use), fix=fix,
+        )
+
+
 def _auto_find_batch_size(use, plan, gas, gas_rel, args):
     config = use.config
     arg = plan.arg("auto_find_batch_size")
-    related = [Related(arg.origin, arg.span)] + _launch_related(use)
+    related = [Related(arg.origin, arg.span)] + launch_related(use)
     zero = config.get("zero_optimization")
     stage = zero.get("stage") if isinstance(zero, Mapping) else None
     if isinstance(stage, Scalar) and not isinstance(stage.value, (bool, str)) and stage.value == 3:
@@ -274,7 +347,7 @@ def _show(value) -> str:
     return str(value)
 
 
-def _launch_related(use) -> list[Related]:
+def launch_related(use) -> list[Related]:
     plan = use.launch
     if plan is None or use.reference is None:
         return []
@@ -345,7 +418,7 @@ def auto_under_deepspeed(use, context):
         yield Finding(
             node.span,
             f'{dotted} is "auto" but this launch hands the config to DeepSpeed itself, which never fills "auto": it {effect}',
-            related=_launch_related(use),
+            related=launch_related(use),
             severity=None if crash else Severity.WARNING,
         )
 

@@ -3,6 +3,7 @@
 Usage::
 
     python -m dslint.schemagen.generations --prepare DIR      # pip install each generation into DIR/<name>
+                                                              # (and download the DeepSpeed sdists the key history reads)
     python -m dslint.schemagen.generations --regenerate DIR   # run every generator (after --prepare)
     python -m dslint.schemagen.generations --check DIR        # every shipped schema is up to date
 
@@ -79,7 +80,30 @@ def command(generation: Generation, targets: Path | None, *, check: bool = False
     return cmd + list(generation.extra_args)
 
 
+#: Sub-folder of the targets folder with the DeepSpeed sdists deepspeed_history reads.
+DEEPSPEED_SDISTS = "deepspeed-sdists"
+
+
+def prepare_sdists(folder: Path) -> None:
+    """``pip download`` each DeepSpeed release from deepspeed_history.OLDEST to NEWEST as an sdist.
+
+    A release pip cannot prepare (0.11.0's setup.py fails) is skipped with a note: the history
+    then dates keys to the oldest release they may have come in, and says so.
+    """
+    from dslint.schemagen.deepspeed_history import published
+
+    folder.mkdir(parents=True, exist_ok=True)
+    for version in published():
+        if (folder / f"deepspeed-{version}.tar.gz").is_file():
+            continue
+        cmd = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--no-binary", ":all:", "-d", str(folder),
+               f"deepspeed=={version}"]
+        if subprocess.call(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL):
+            print(f"could not download the deepspeed {version} sdist; the history says which release it skipped", file=sys.stderr)
+
+
 def prepare(targets: Path) -> int:
+    prepare_sdists(targets / DEEPSPEED_SDISTS)
     done: set[str] = set()
     for generation in GENERATIONS:
         if generation.target is None or generation.target in done:
