@@ -16,7 +16,7 @@ import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from dslint.config import Settings
+from dslint.config import Scopes, Settings
 from dslint.diagnostics import Diagnostic, Finding, Related, Severity
 from dslint.discovery import Candidate, discover, matches
 from dslint.documents import Skipped, read_document
@@ -149,6 +149,7 @@ class Engine:
         self.plugin_errors = plugin_errors or []
         self.rules = [r for r in rules if is_selected(r, settings)]
         self.context = Context(settings=settings)
+        self.files_read = 0  # read by the command line's progress line
 
     # files ----------------------------------------------------------------------------
 
@@ -159,7 +160,12 @@ class Engine:
         result then has the diagnostics, skipped files and counts, but ``documents`` and
         ``plans`` only of this process's share, so callers that need those leave it off.
         """
-        candidates, skipped = discover(paths, self.settings.exclude, self.settings.root)
+        candidates, skipped = discover(paths, scopes=Scopes.fixed(self.settings))
+        return self.lint_found(candidates, skipped, overrides, split=split)
+
+    def lint_found(self, candidates: list[Candidate], skipped: list[tuple[str, str]], overrides: dict[str, bytes] | None = None,
+                   *, split: bool = False) -> RunResult:
+        """Lint discovered files (``lint_paths`` after discovery; dslint.workspace calls it per settings)."""
         result = RunResult(skipped=list(skipped), plugin_errors=list(self.plugin_errors))
         if split and not overrides:
             from dslint import split as splitting
@@ -187,6 +193,7 @@ class Engine:
         return self.lint_documents([document] if document else [], result)
 
     def _load(self, candidate: Candidate, result: RunResult) -> Document | None:
+        self.files_read += 1
         path = candidate.path
         try:
             info = os.stat(path)

@@ -276,6 +276,7 @@ def test_a_fix_loop_that_does_not_converge_is_an_internal_error(tmp_path, monkey
     assert not outcome.converged
     assert (tmp_path / "ds.json").read_text() == '{"zero_optimization": {"stage": 2}}\n', "nothing is written"
     monkeypatch.setattr("dslint.engine.load_rules", lambda: ([never_done], []))
+    monkeypatch.setattr("dslint.rule.load_rules", lambda: ([never_done], []))
     result = CliRunner().invoke(cli.main, ["check", "--fix", "."])
     assert result.exit_code == 2
     assert "fixes did not converge" in result.output
