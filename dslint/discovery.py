@@ -120,13 +120,16 @@ def discover(paths: list[str], exclude: list[str] = (), root: Path | None = None
         scopes = Scopes.fixed(Settings(exclude=list(exclude), root=root or cwd))
     candidates: list[Candidate] = []
     skipped: list[tuple[str, str]] = []
-    seen: set[str] = set()
+    seen: dict[str, int] = {}
 
     def add(path: Path, explicit: bool, settings: Settings) -> None:
         key = os.path.normcase(os.path.abspath(path))
         if key in seen:
+            index = seen[key]
+            if explicit and not candidates[index].explicit:  # named and also walked: named wins, as in ruff
+                candidates[index] = Candidate(candidates[index].path, candidates[index].display, True, settings)
             return
-        seen.add(key)
+        seen[key] = len(candidates)
         candidates.append(Candidate(path, _shown(path, cwd), explicit, settings))
 
     for given in paths:

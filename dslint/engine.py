@@ -20,6 +20,8 @@ from dslint.config import Scopes, Settings
 from dslint.diagnostics import Diagnostic, Finding, Related, Severity
 from dslint.discovery import Candidate, discover, matches
 from dslint.documents import Skipped, read_document
+from dslint.documents.classify import JSON_SUFFIXES
+from dslint.documents.sniff import HEAD_BYTES, data_json
 from dslint.documents.model import DEEPSPEED, SCRIPT, TRAINING_JSON, TRAINING_YAML, Document, ParseProblem
 from dslint.rule import Context, PluginError, Rule, load_rules
 from dslint.source import MAX_FILE_BYTES, SourceFile, Span
@@ -202,9 +204,16 @@ class Engine:
                 result.skipped.append((candidate.display, "not a regular file"))
                 return None
             size = info.st_size
-            if size > MAX_FILE_BYTES:
-                return _unreadable(candidate.display, f"file is {size / 1e6:.1f} MB; dslint reads files up to {MAX_FILE_BYTES // 1_000_000} MB")
             with open(path, "rb") as handle:
+                if size > HEAD_BYTES and candidate.display.lower().endswith(JSON_SUFFIXES):
+                    # a dataset or tokenizer: its head says so, without reading megabytes (dslint/documents/sniff.py)
+                    reason = data_json(handle.read(HEAD_BYTES), size)
+                    if reason is not None:
+                        result.skipped.append((candidate.display, reason))
+                        return None
+                    handle.seek(0)
+                if size > MAX_FILE_BYTES:
+                    return _unreadable(candidate.display, f"file is {size / 1e6:.1f} MB; dslint reads files up to {MAX_FILE_BYTES // 1_000_000} MB")
                 data = handle.read(MAX_FILE_BYTES + 1)
         except OSError as exc:
             reason = exc.strerror or str(exc)
@@ -218,7 +227,7 @@ class Engine:
 
     def _parse(self, display: str, data: bytes, explicit: bool, result: RunResult) -> Document | None:
         try:
-            return read_document(display, data)
+            return read_document(display, data, explicit=explicit)
         except Skipped as exc:
             result.skipped.append((display, str(exc)))
         except RecursionError:

@@ -67,9 +67,12 @@ def both_ways(here: Path, name: str) -> list[tuple[list[tuple], str]]:
 
 def test_binary_file_named_json(here):
     (here / "x.json").write_bytes(bytes(range(256)) * 8)
-    for found, stderr in both_ways(here, "x.json"):
-        assert without_companion(found) == []
-        assert "dslint: skipped x.json: cannot be read as text: binary file (contains NUL bytes)" in stderr
+    walked, named = both_ways(here, "x.json")
+    assert without_companion(walked[0]) == []
+    assert "dslint: skipped x.json: cannot be read as text: binary file (NUL byte at offset 0)" in walked[1]
+    # named on the command line, it has to be read: an error (tests/test_unreadable.py has the other cases)
+    message = "binary file (NUL byte at offset 0): not text DeepSpeed's hjson and HF's json.load can read"
+    assert without_companion(named[0]) == [("x.json", 1, 1, "DS003", message)]
 
 
 def test_invalid_utf8_in_a_deepspeed_config(here):
@@ -78,7 +81,7 @@ def test_invalid_utf8_in_a_deepspeed_config(here):
     offset = data.index(b"\xe9")
     for found, _ in both_ways(here, "ds.json"):
         assert without_companion(found) == [
-            ("ds.json", 3, 18, "DS001", f"cannot be read as text: invalid UTF-8 (byte 0xe9 at offset {offset})")
+            ("ds.json", 3, 18, "DS001", f"invalid UTF-8 (byte 0xe9 at offset {offset}): DeepSpeed's hjson and HF's json.load raise UnicodeDecodeError")
         ]
 
 
@@ -87,7 +90,7 @@ def test_invalid_utf8_in_a_training_yaml(here):
     (here / "train.yaml").write_bytes(data)
     found, _ = check(here)
     offset = data.index(b"\xff")
-    message = f"cannot be read as text: invalid UTF-8 (byte 0xff at offset {offset})"
+    message = f"invalid UTF-8 (byte 0xff at offset {offset}): HF, LLaMA-Factory, ms-swift and accelerate read YAML as UTF-8 and raise UnicodeDecodeError"
     assert without_companion(found) == [("train.yaml", 3, 26, "DS001", message)]
 
 
@@ -140,10 +143,14 @@ def test_bom_and_crlf_together(here):
 
 @pytest.mark.parametrize("name,content", [("empty.json", b""), ("empty.yaml", b""), ("blank.json", b"  \n\n"), ("blank.yml", b"\n"), ("bom.json", b"\xef\xbb\xbf")])
 def test_empty_files(here, name, content):
+    """Skipped when walked; named on the command line, an error (no reader takes an empty config)."""
     (here / name).write_bytes(content)
-    for found, stderr in both_ways(here, name):
-        assert without_companion(found) == []
-        assert f"dslint: skipped {name}: empty file" in stderr
+    walked, named = both_ways(here, name)
+    assert without_companion(walked[0]) == []
+    assert f"dslint: skipped {name}: empty file" in walked[1]
+    ((path, line, column, code, message),) = without_companion(named[0])
+    assert (path, line, column, code) == (name, 1, 1, "DS003")
+    assert message.startswith("empty file: ")
 
 
 @pytest.mark.parametrize("name", ["huge.json", "huge.yaml"])
@@ -163,7 +170,7 @@ def test_deeply_nested_json(here):
         ("ds.json", 1, 1, "DS001", "nesting is 100001 levels deep; dslint reads at most 64"),
         ("objects.json", 1, 1, "DS001", "nesting is 100001 levels deep; dslint reads at most 64"),
     ]
-    assert "dslint: skipped brackets.json: does not parse and does not look like a DeepSpeed config" in stderr
+    assert "dslint: skipped brackets.json: a JSON array of 0.1 MB: data, not a config" in stderr  # its head says so
 
 
 def test_nesting_at_the_limit_is_read(here):
