@@ -252,7 +252,10 @@ def check(paths, fmt, output_file, statistics, select, extend_select, ignore, ex
         _write_report(output_file, report, fmt)
     else:
         _emit(report, fmt)
-    if verbose or (not quiet and _explicit_skips(result, paths)):
+    # A named file that was skipped is worth a note when nothing was checked ("0 files checked"
+    # needs a why); in a run that checked files, as pre-commit's runs naming every staged file
+    # are, notes about a workflow YAML or package.json would be noise (-v lists them all).
+    if verbose or (not quiet and result.files == 0 and _explicit_skips(result, paths)):
         for path, reason in result.skipped:
             if verbose or path in paths:
                 click.echo(f"dslint: skipped {path}: {reason}", err=True)

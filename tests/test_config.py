@@ -225,7 +225,7 @@ def test_exclude_walked_and_explicit_files(tree):
     # A file named on the command line is read, as in ruff ...
     assert findings(tree, "third_party/vendor/ds002.json", "configs/ds101.json") == [ALL[0], ALL[2]]
     # ... unless --force-exclude (or force-exclude = true) asks for the exclusions there too, as pre-commit does.
-    proc = run(tree, "--force-exclude", "third_party/vendor/ds002.json", "configs/ds101.json", core=True)
+    proc = run(tree, "-v", "--force-exclude", "third_party/vendor/ds002.json", "configs/ds101.json", core=True)
     assert proc.returncode == 1
     assert "ds002.json" not in proc.stdout
     assert "dslint: skipped third_party/vendor/ds002.json: excluded by 'third_party/*' (exclude in dslint.toml)" in proc.stderr
