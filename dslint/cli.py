@@ -201,7 +201,7 @@ def check(paths, fmt, output_file, statistics, select, extend_select, ignore, ex
     outcome = None
     try:
         if reading_stdin:
-            settings = scopes.at(Path.cwd())
+            settings = scopes.at(Path(stdin_filename).absolute().parent if stdin_filename else Path.cwd())
             engine = Engine(settings, rules=rules, plugin_errors=plugin_errors)
             result = engine.lint_bytes(stdin_filename or "-", sys.stdin.buffer.read())
             run = workspace.WorkspaceRun(result, [(settings, result)])

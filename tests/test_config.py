@@ -335,6 +335,9 @@ def test_unknown_setting_in_pyproject(tree):
     ("select = [1]\n", "'select' must be a list of strings, but holds an integer"),
     ('ignore = { DS101 = true }\n', "'ignore' must be a list of strings, not a table"),
     ('exclude = [["a"]]\n', "'exclude' must be a list of strings"),
+    ('extend-exclude = [1]\n', "'extend-exclude' must be a list of strings"),
+    ('respect-gitignore = "no"\n', "'respect-gitignore' must be true or false, not a string"),
+    ('force-exclude = 1\n', "'force-exclude' must be true or false, not an integer"),
     ('world-size = "8"\n', "'world-size' must be an integer, not a string"),
     ("world-size = true\n", "'world-size' must be an integer, not a boolean"),
     ("world-size = 2.0\n", "'world-size' must be an integer, not a number"),
@@ -369,3 +372,15 @@ def test_tool_dslint_must_be_a_table(tmp_path):
     with pytest.raises(ConfigError, match="must be a table"):
         load_settings(tmp_path / "pyproject.toml")
     assert run(tmp_path, "--config", "pyproject.toml").returncode == 2
+
+
+def test_respect_gitignore_setting(tree):
+    write(tree, {".gitignore": "third_party/\n", "dslint.toml": "respect-gitignore = false\n"})
+    (tree / ".git").mkdir()
+    (tree / ".git" / "HEAD").write_text("ref: refs/heads/main\n", encoding="utf-8")
+    assert findings(tree) == ALL
+    write(tree, {"dslint.toml": "respect-gitignore = true\n"})
+    assert findings(tree) == ALL[:2]
+    assert findings(tree, "--no-respect-gitignore") == ALL
+    write(tree, {"dslint.toml": "respect-gitignore = false\n"})
+    assert findings(tree, "--respect-gitignore") == ALL[:2]

@@ -25,6 +25,18 @@ import yaml
 CONFIG = '{"train_batch_size": 8, "train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": 2}}\n'
 TRAINING = "model_name_or_path: Qwen/Qwen2.5-7B\noutput_dir: out\nper_device_train_batch_size: 1\n"
 
+HF_PROGRAM = """from transformers import HfArgumentParser, Trainer, TrainingArguments
+
+(args,) = HfArgumentParser(TrainingArguments).parse_args_into_dataclasses()
+Trainer(model=None, args=args).train()
+"""
+DEEPSPEED_PROGRAM = """import argparse
+import deepspeed
+
+parser = deepspeed.add_config_arguments(argparse.ArgumentParser())
+engine, _, _, _ = deepspeed.initialize(args=parser.parse_args(), model=None)
+"""
+
 ENCODINGS = {
     "empty": lambda text: b"",
     "blank": lambda text: b" \n\n",
@@ -136,9 +148,11 @@ def test_utf8_bom_is_for_the_json_readers(tmp_path):
     (tmp_path / "hf").mkdir()
     (tmp_path / "hf" / "ds.json").write_bytes(bom)
     (tmp_path / "hf" / "train.sh").write_text("#!/bin/bash\ntorchrun --nproc_per_node 8 train.py --deepspeed ds.json --bf16 True\n", encoding="utf-8")
+    (tmp_path / "hf" / "train.py").write_text(HF_PROGRAM, encoding="utf-8")  # the launch's program is established as HF's
     (tmp_path / "plain").mkdir()
     (tmp_path / "plain" / "ds.json").write_bytes(bom)
     (tmp_path / "plain" / "train.sh").write_text("#!/bin/bash\ndeepspeed --num_gpus 8 pretrain.py --deepspeed_config ds.json\n", encoding="utf-8")
+    (tmp_path / "plain" / "pretrain.py").write_text(DEEPSPEED_PROGRAM, encoding="utf-8")
     (tmp_path / "alone").mkdir()
     (tmp_path / "alone" / "ds_config.json").write_bytes(bom)
     assert deepspeed_reads(tmp_path / "alone" / "ds_config.json")["train_batch_size"] == 8  # hjson skips the BOM
