@@ -299,7 +299,7 @@ class Scopes:
             seen.setdefault(id(settings), settings)
         return list(seen.values())
 
-    def at(self, folder: Path, names=None) -> Settings:
+    def at(self, folder: Path | str, names=None) -> Settings:
         """The settings for files in ``folder``; ``names`` (the folder's listing, if known) saves the look-ups."""
         if not self.hierarchical:
             return self.fallback
@@ -307,12 +307,15 @@ class Scopes:
         found = self._by_folder.get(key)
         if found is not None:
             return found
-        own = _config_in(Path(key), names)
+        if names is not None and CONFIG_FILE_NAMES.isdisjoint(names):
+            own = None  # the listing holds no configuration file: no look-up needed
+        else:
+            own = _config_in(Path(key), names if names is None or isinstance(names, (set, frozenset)) else set(names))
         if own is not None:
             found = self._load(own)
         else:
             parent = os.path.dirname(key)
-            found = self.at(Path(parent)) if parent != key else self.fallback
+            found = self.at(parent) if parent != key else self.fallback
         self._by_folder[key] = found
         return found
 

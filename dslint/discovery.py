@@ -40,8 +40,13 @@ TRAINING_OUTPUT_FILES = frozenset(
         "adapter_model.safetensors", "adapter_model.bin", "zero_to_fp32.py",
     }
 )
-_TRAINING_OUTPUT_NAME = re.compile(r"(?:rng_state_\d+\.pth|pytorch_model-\d+-of-\d+\.bin|.+\.safetensors)\Z")
-_CHECKPOINT_FOLDER = re.compile(r"(?:checkpoint-\d+|global_step\d+)\Z")
+# one search over a folder's listing (names joined by newlines) instead of one match per name
+_TRAINING_OUTPUT = re.compile(
+    "^(?:" + "|".join(re.escape(name) for name in sorted(TRAINING_OUTPUT_FILES))
+    + r"|rng_state_\d+\.pth|pytorch_model-\d+-of-\d+\.bin|[^\n]+\.safetensors)$",
+    re.MULTILINE,
+)
+_CHECKPOINT_FOLDER = re.compile(r"^(?:checkpoint-\d+|global_step\d+)$", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -91,20 +96,20 @@ def excluded_by(path: Path, settings: Settings, cwd: Path) -> str | None:
 
 def training_output(folder: str, names: list[str], dirnames: list[str]) -> str | None:
     """Why ``folder`` (with this listing) is a training run's output, or None."""
-    for name in names:
-        if name in TRAINING_OUTPUT_FILES or _TRAINING_OUTPUT_NAME.match(name):
-            return f"training output (holds {name}), not walked"
-    if "latest" in names and any(_CHECKPOINT_FOLDER.match(d) for d in dirnames):
+    found = _TRAINING_OUTPUT.search("\n".join(names))
+    if found is not None:
+        return f"training output (holds {found.group()}), not walked"
+    checkpoints = _CHECKPOINT_FOLDER.findall("\n".join(dirnames)) if dirnames else []
+    if checkpoints and "latest" in names:
         return "a DeepSpeed checkpoint folder (holds latest), not walked"
-    for name in dirnames:
-        if _CHECKPOINT_FOLDER.match(name):
-            try:
-                inside = os.listdir(os.path.join(folder, name))
-            except OSError:
-                continue
-            marker = next((n for n in inside if n in TRAINING_OUTPUT_FILES or _TRAINING_OUTPUT_NAME.match(n)), None)
-            if marker is not None:
-                return f"training output (its {name}/ holds {marker}), not walked"
+    for name in checkpoints:
+        try:
+            inside = os.listdir(os.path.join(folder, name))
+        except OSError:
+            continue
+        marker = _TRAINING_OUTPUT.search("\n".join(inside))
+        if marker is not None:
+            return f"training output (its {name}/ holds {marker.group()}), not walked"
     return None
 
 
@@ -164,6 +169,7 @@ class _Walk:
         self.add = add
         self.skipped = skipped
         self._ignore_above = None  # (base folder, sources above top), read on first need
+        self._exclusions_of: dict[int, list] = {}
 
     def _above(self, top_abs: str) -> tuple[str, tuple]:
         """The folder ignore patterns are relative to, and the sources that apply above the walk."""
@@ -189,65 +195,78 @@ class _Walk:
         def on_error(error: OSError) -> None:
             self.skipped.append((str(error.filename), f"cannot read directory: {error.strerror}"))
 
-        top_abs = os.path.abspath(self.top)
-        inherited: dict[str, tuple[str, tuple]] = {}
+        top, top_abs = str(self.top), os.path.abspath(self.top)
+        # what each folder passes to its subfolders, keyed as os.walk names them: its absolute
+        # path, and the ignore base, the folder's path under it, and the sources in force
+        below: dict[str, tuple[str, str, str, tuple]] = {}
         for directory, dirnames, filenames in os.walk(self.top, onerror=on_error, followlinks=False):
-            directory_abs = os.path.abspath(directory)
-            settings = self.scopes.at(Path(directory_abs), set(filenames))
-            is_top = directory_abs == top_abs
+            is_top = directory == top and not below
+            if is_top:
+                directory_abs, base, prefix, sources = top_abs, top_abs, "", ()
+            else:
+                directory_abs, base, prefix, sources = below.pop(directory)
+            settings = self.scopes.at(directory_abs, filenames)
             if not is_top:
                 reason = training_output(directory, filenames, dirnames)
                 if reason is not None:
                     self.skipped.append((_shown(Path(directory), self.cwd) + "/", reason))
                     dirnames[:] = []
                     continue
-            base, sources = self._ignore_sources(directory_abs, is_top, filenames, dirnames, settings, inherited)
-            prefix = _prefix(directory_abs, base)
+            base, prefix, sources = self._ignore_sources(directory_abs, is_top, filenames, dirnames, settings, base, prefix, sources)
+            exclusions = self._exclusions(settings)
             keep = []
             for name in sorted(dirnames):
                 child = os.path.join(directory, name)
                 if name in SKIP_DIRS or os.path.exists(os.path.join(child, "pyvenv.cfg")):
                     continue
-                reason = self._skip_reason(Path(child), prefix + name, True, settings, sources)
+                reason = self._skip_reason(directory_abs, name, prefix, True, exclusions, sources)
                 if reason is not None:
                     self.skipped.append((_shown(Path(child), self.cwd) + "/", reason))
                     continue
                 keep.append(name)
-                inherited[os.path.join(directory_abs, name)] = (base, sources)
+                below[child] = (os.path.join(directory_abs, name), base, prefix + name + "/", sources)
             dirnames[:] = keep
             for name in sorted(filenames):
                 if not (name.lower().endswith(CANDIDATE_SUFFIXES) or _has_shebang(os.path.join(directory, name), name)):
                     continue
+                reason = self._skip_reason(directory_abs, name, prefix, False, exclusions, sources)
                 path = Path(directory, name)
-                reason = self._skip_reason(path, prefix + name, False, settings, sources)
                 if reason is not None:
                     self.skipped.append((_shown(path, self.cwd), reason))
                     continue
                 self.add(path, False, settings)
 
-    def _ignore_sources(self, directory_abs: str, is_top: bool, filenames, dirnames, settings: Settings, inherited) -> tuple[str, tuple]:
+    def _exclusions(self, settings: Settings) -> list[tuple[str, str, str]]:
+        """The exclusion globs of ``settings`` (once per settings object): (glob, root, where set)."""
+        key = id(settings)
+        if key not in self._exclusions_of:
+            self._exclusions_of[key] = [(glob, str(root), origin) for glob, root, origin in settings.exclusions(self.cwd)]
+        return self._exclusions_of[key]
+
+    def _ignore_sources(self, directory_abs: str, is_top: bool, filenames, dirnames, settings: Settings,
+                        base: str, prefix: str, sources: tuple) -> tuple[str, str, tuple]:
         if not settings.respect_gitignore:
-            return directory_abs, ()
+            return base, prefix, ()
         if is_top:
             base, sources = self._above(directory_abs)
-        else:
-            base, sources = inherited.pop(directory_abs, (directory_abs, ()))
-            if ".git" in dirnames or ".git" in filenames:  # a nested repository has rules of its own
-                repository = repository_at(Path(directory_abs))
-                if repository is not None:
-                    base, sources = directory_abs, repository_sources(repository)
+            prefix = _prefix(directory_abs, base)
+        elif ".git" in dirnames or ".git" in filenames:  # a nested repository has rules of its own
+            repository = repository_at(Path(directory_abs))
+            if repository is not None:
+                base, prefix, sources = directory_abs, "", repository_sources(repository)
         if ".gitignore" in filenames:
-            found = _read_gitignore(directory_abs, base)
+            found = IgnoreFile.read(Path(directory_abs, ".gitignore"), prefix, _shown_ignore_file(Path(directory_abs, ".gitignore")))
             if found is not None:
                 sources = (*sources, found)
-        return base, sources
+        return base, prefix, sources
 
-    def _skip_reason(self, path: Path, relative: str, is_dir: bool, settings: Settings, sources: tuple) -> str | None:
-        reason = excluded_by(path, settings, self.cwd)
-        if reason is not None:
-            return reason
+    @staticmethod
+    def _skip_reason(directory_abs: str, name: str, prefix: str, is_dir: bool, exclusions: list, sources: tuple) -> str | None:
+        for glob, root, origin in exclusions:
+            if matches([glob], Path(os.path.relpath(os.path.join(directory_abs, name), root)).as_posix()):
+                return f"excluded by '{glob}' ({origin})"
         if sources:
-            pattern = decide(sources, relative, is_dir)
+            pattern = decide(sources, prefix + name, is_dir)
             if pattern is not None and not pattern.negated:
                 return f"ignored by {pattern.describe()}"
         return None
