@@ -99,6 +99,9 @@ class Diagnostic:
     related: list[Related] = field(default_factory=list)
     fix: Fix | None = None
     alternatives: list[Fix] = field(default_factory=list)
+    # The file whose document, launch or DeepSpeed use the rule judged (not reported; the launch
+    # context of a subset of files keeps a context file's findings only where they involve a given one).
+    producer: str | None = field(default=None, compare=False, repr=False)
 
     @property
     def path(self) -> str:

@@ -333,6 +333,7 @@ class Engine:
             if reader is not None and program is not None and not program.established:
                 assumed = program
         configured = self._configured_severity(found)
+        producer = _producer(target)
         out = []
         try:
             for finding in found.run(target, self.context):
@@ -343,7 +344,7 @@ class Engine:
                     finding = _on_assumption(finding, assumed, found.severity)
                 # A `severity` setting wins; otherwise a finding may carry its own (e.g. an error
                 # when the consumer is known, a warning for a standalone file).
-                out.append(_diagnostic(found, configured or finding.severity or found.severity, finding))
+                out.append(_diagnostic(found, configured or finding.severity or found.severity, finding, producer))
         except Exception as exc:
             where = getattr(getattr(target, "document", target), "path", "?")
             result.internal_errors.append(InternalError(f"{found.code} {found.name} on {where}", _summary(exc)))
@@ -453,7 +454,7 @@ def _drop_fixes_in_unmapped_strings(diagnostic: Diagnostic, by_source: dict[int,
     diagnostic.alternatives = [f for f in diagnostic.alternatives if not any(unmapped(e) for e in f.edits)]
 
 
-def _diagnostic(found: Rule, severity: Severity, finding: Finding) -> Diagnostic:
+def _diagnostic(found: Rule, severity: Severity, finding: Finding, producer: str | None = None) -> Diagnostic:
     return Diagnostic(
         span=finding.span,
         code=found.code,
@@ -463,7 +464,21 @@ def _diagnostic(found: Rule, severity: Severity, finding: Finding) -> Diagnostic
         related=list(finding.related),
         fix=finding.fix,
         alternatives=list(finding.alternatives),
+        producer=producer,
     )
+
+
+def _producer(target) -> str | None:
+    """The file a rule's target comes from: a document, a launch's script or config, or (a
+    DeepSpeed use) the launch that reaches the config, else the config itself."""
+    launch = getattr(target, "launch", None)
+    if launch is not None and getattr(launch, "origin", None) is not None:
+        return launch.origin.path
+    origin = getattr(target, "origin", None)
+    if origin is not None and hasattr(origin, "path"):
+        return origin.path
+    document = getattr(target, "document", None) or (target if hasattr(target, "source") else None)
+    return getattr(document, "path", None)
 
 
 def _unreadable(display: str, message: str) -> Document:
