@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat as stat_module
 import tempfile
 from pathlib import Path
 
@@ -71,10 +72,15 @@ def write_atomically(path: Path, data: bytes) -> None:
 
 
 def signature(path: Path | str) -> tuple[int, int] | None:
-    """(size, modification time in ns), or None for a file that is not there."""
+    """(size, modification time in ns) of a regular file, or None for anything else.
+
+    A FIFO, socket or device is never a launch: reading one would block or never end.
+    """
     try:
         info = os.stat(path)
     except OSError:
+        return None
+    if not stat_module.S_ISREG(info.st_mode):
         return None
     return info.st_size, info.st_mtime_ns
 
@@ -128,3 +134,190 @@ class NameIndex:
 
 
 __all__ = ["CACHE_FOLDER", "NameIndex", "cache_root", "content_hash", "signature", "write_atomically"]
+
+
+# --------------------------------------------------------------------------------------------
+# Whole runs
+# --------------------------------------------------------------------------------------------
+
+
+def _build_id() -> str:
+    """This dslint: its version and the size and time of each of its files (an edited checkout
+    of one version must not reuse what another edit found)."""
+    import dslint
+    from dslint.schemas import schema_dirs
+
+    parts = [__version__]
+    folders = [Path(dslint.__file__).parent, *schema_dirs()]
+    for folder in folders:
+        for directory, _, names in os.walk(folder):
+            for name in sorted(names):
+                if name.endswith((".py", ".json")):
+                    found = signature(os.path.join(directory, name))
+                    if found is not None:
+                        parts.append(f"{name}:{found[0]}:{found[1]}")
+    return content_hash("\n".join(parts).encode("utf-8"))
+
+
+class Recorder:
+    """Every file a run reads, every folder it lists and every path it looks at, while active.
+
+    A run reads files through many modules (the walk, the linker, the static reading of
+    programs, pin files, settings files), and a path that was not there is as much an input as
+    one that was (a train.py created later turns an assumed consumer into an established one).
+    So the recorder notes what passes through ``open``, ``os.stat``/``lstat``, ``os.listdir`` and
+    ``os.scandir`` (which ``os.walk``, ``os.path`` and ``pathlib`` use), outside dslint's own
+    files and the Python installation.
+    """
+
+    def __init__(self, cache: Path | None = None):
+        import sys
+
+        import dslint
+
+        self.reads: set[str] = set()
+        self.lists: set[str] = set()
+        self.looks: set[str] = set()
+        own = [os.path.dirname(os.path.abspath(dslint.__file__)), sys.prefix, sys.base_prefix, sys.exec_prefix]
+        if cache is not None:  # the cache's own files (the name index) change with every run
+            own.append(os.path.abspath(cache))
+        self._skip = tuple(os.path.join(p, "") for p in own if p)
+        self._saved = None
+
+    def _keep(self, path) -> str | None:
+        if isinstance(path, int):
+            return None
+        try:
+            text = os.fsdecode(path)
+        except TypeError:
+            return None
+        absolute = os.path.abspath(text)
+        if absolute.startswith(self._skip) or absolute.startswith(("/proc/", "/dev/", "/sys/")):
+            return None
+        return absolute
+
+    def __enter__(self) -> "Recorder":
+        import builtins
+        import io
+
+        saved = self._saved = (builtins.open, io.open, os.stat, os.lstat, os.listdir, os.scandir)
+        open_, _, stat, lstat, listdir, scandir = saved
+
+        def opened(file, mode="r", *args, **kwargs):
+            if "r" in mode and not any(flag in mode for flag in "wax+"):
+                kept = self._keep(file)
+                if kept is not None:
+                    self.reads.add(kept)
+            return open_(file, mode, *args, **kwargs)
+
+        def looked(function):
+            def wrapper(path, *args, **kwargs):
+                kept = self._keep(path)
+                if kept is not None:
+                    self.looks.add(kept)
+                return function(path, *args, **kwargs)
+            return wrapper
+
+        def listed(function):
+            def wrapper(path=".", *args, **kwargs):
+                kept = self._keep(path)
+                if kept is not None:
+                    self.lists.add(kept)
+                return function(path, *args, **kwargs)
+            return wrapper
+
+        builtins.open = io.open = opened
+        os.stat, os.lstat = looked(stat), looked(lstat)
+        os.listdir, os.scandir = listed(listdir), listed(scandir)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        import builtins
+        import io
+
+        builtins.open, io.open, os.stat, os.lstat, os.listdir, os.scandir = self._saved
+
+    def inputs(self) -> dict[str, tuple]:
+        """What each recorded path was, to compare with later: a read file's content hash, a listed
+        folder's modification time, and for anything only looked at, whether it was there and what."""
+        out: dict[str, tuple] = {}
+        for path in self.reads:
+            try:
+                with open(path, "rb") as handle:
+                    out[path] = ("read", content_hash(handle.read()))
+            except OSError:
+                out[path] = ("read", None)
+        for path in self.lists:
+            out.setdefault(path, ("list", _mtime(path)))
+        for path in self.looks:
+            out.setdefault(path, ("look", _kind(path)))
+        return out
+
+
+def _mtime(path: str) -> int | None:
+    try:
+        return os.stat(path).st_mtime_ns
+    except OSError:
+        return None
+
+
+def _kind(path: str) -> str | None:
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None
+    return "dir" if stat_module.S_ISDIR(mode) else "file" if stat_module.S_ISREG(mode) else "other"
+
+
+def unchanged(inputs: dict[str, tuple]) -> bool:
+    """Is every recorded input as it was?"""
+    for path, (how, was) in inputs.items():
+        if how == "look":
+            if _kind(path) != was:
+                return False
+        elif how == "list":
+            if _mtime(path) != was:
+                return False
+        else:
+            try:
+                with open(path, "rb") as handle:
+                    now = content_hash(handle.read())
+            except OSError:
+                now = None
+            if now != was:
+                return False
+    return True
+
+
+class RunCache:
+    """One cached run per command: its key, what it read, and what it reported."""
+
+    def __init__(self, root: Path | None, key_parts: list[str]):
+        self.folder = _prepare(root) if root is not None else None
+        key = content_hash("\0".join([_build_id(), os.getcwd(), *key_parts]).encode("utf-8")) if self.folder else ""
+        self.path = self.folder / "runs" / f"{key}.pickle" if self.folder is not None else None
+
+    def load(self):
+        """The stored run when every input is unchanged, else None."""
+        import pickle
+
+        if self.path is None:
+            return None
+        try:
+            with open(self.path, "rb") as handle:
+                inputs, payload = pickle.load(handle)
+        except Exception:  # a cache from elsewhere, cut short or unreadable: run again
+            return None
+        return payload if unchanged(inputs) else None
+
+    def store(self, recorder: Recorder, payload) -> None:
+        import pickle
+
+        if self.path is None:
+            return
+        try:
+            self.path.parent.mkdir(exist_ok=True)
+            data = pickle.dumps((recorder.inputs(), payload), protocol=pickle.HIGHEST_PROTOCOL)
+        except (OSError, pickle.PicklingError, TypeError, AttributeError):
+            return
+        write_atomically(self.path, data)
