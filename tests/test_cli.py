@@ -17,10 +17,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 from dslint import __version__
-from dslint.cli import main
+from cli_support import invoke
 from programs import HF_TRAINER
 
 # train_batch_size 48 is not a multiple of 4 * 8: DS101 at 1:22 without any world size (safe fix).
@@ -610,12 +609,12 @@ def test_text_summary_lines(project):
     assert run(project, "ds002.json").stdout.splitlines()[-1] == "Found 1 error in 1 file. 1 more with `dslint --fix --unsafe-fixes`."
 
 
-# ---- in-process runs through click's runner (cheap checks of the same command) --------------
+# ---- in-process runs (cheap checks of the same command) ------------------------------------
 
 
 def test_cli_runner_matches_subprocess(project, monkeypatch):
     monkeypatch.chdir(project)
-    result = CliRunner().invoke(main, ["--format", "json", "ds101.json", "--select", CORE])
+    result = invoke(["--format", "json", "ds101.json", "--select", CORE])
     assert result.exit_code == 1
     assert json.loads(result.output) == json.loads(run(project, "--format", "json", "ds101.json").stdout)
 

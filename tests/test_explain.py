@@ -8,9 +8,8 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from click.testing import CliRunner
+from cli_support import invoke
 
-from dslint.cli import main
 from dslint.config import Settings
 from dslint.engine import Engine
 from dslint.explain import Options, explain_result, to_json
@@ -243,7 +242,7 @@ def test_text_is_one_block_per_launch(tmp_path, monkeypatch):
 def _run(args, cwd):
     for name, text in (("train.sh", MULTI_NODE_SWIFT), ("ds.json", '{"train_micro_batch_size_per_gpu": 4, "zero_optimization": {"stage": 2}}\n')):
         (cwd / name).write_text(text, encoding="utf-8")
-    return CliRunner().invoke(main, args, catch_exceptions=False)
+    return invoke(args)
 
 
 @pytest.fixture(autouse=True)
@@ -294,7 +293,7 @@ def test_readme_snippet_shows_real_output(tmp_path):
     target = tmp_path / shown.group(1)
     target.parent.mkdir(parents=True)
     target.write_text(script, encoding="utf-8")
-    run = CliRunner().invoke(main, ["explain", "--no-config", shown.group(1), "--device-memory", "80GB"], catch_exceptions=False)
+    run = invoke(["explain", "--no-config", shown.group(1), "--device-memory", "80GB"])
     assert run.exit_code == 0
     assert run.output == shown.group(2)
 
