@@ -8,27 +8,19 @@ of every code in them (used, unused, unknown, or not judged because its rule did
 
 from __future__ import annotations
 
-import errno
 import os
-import stat
-import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from dslint.config import Scopes, Settings
 from dslint.diagnostics import Diagnostic, Finding, Related, Severity
 from dslint.discovery import Candidate, discover, matches
-from dslint.documents import Skipped, read_document
-from dslint.documents.classify import JSON_SUFFIXES
-from dslint.documents.sniff import HEAD_BYTES, data_json
-from dslint.documents.model import DEEPSPEED, SCRIPT, TRAINING_JSON, TRAINING_YAML, Document, ParseProblem
+from dslint.documents import Skipped, read_candidate
+from dslint.documents.model import DEEPSPEED, SCRIPT, TRAINING_JSON, TRAINING_YAML, Document
 from dslint.rule import Context, PluginError, Rule, load_rules
-from dslint.source import MAX_FILE_BYTES, SourceFile, Span
+from dslint.source import SourceFile
 from dslint.suppressions import Suppressions, continued_lines
 from dslint.targets import UNJUDGED, UNKNOWN, UNUSED, USED, DeepSpeedUse, FileSuppressions, SuppressedCode
-
-UNREADABLE = "unreadable"  # document kind for files that could not be read at all
-
 
 @dataclass
 class InternalError:
@@ -130,59 +122,27 @@ class Engine:
         overrides = overrides or {}
         documents = []
         for candidate in candidates:
-            if candidate.display in overrides:
-                document = self._parse(candidate.display, overrides[candidate.display], candidate.explicit, result)
-            else:
-                document = self._load(candidate, result)
+            document = self.read(candidate, result, overrides.get(candidate.display))
             if document is not None:
                 documents.append(document)
         return self.lint_documents(documents, result, overrides)
 
     def lint_bytes(self, display: str, data: bytes) -> RunResult:
         result = RunResult(plugin_errors=list(self.plugin_errors))
-        document = self._parse(display, data, True, result)
+        document = self.read(Candidate(Path(display), display, True), result, data)
         return self.lint_documents([document] if document else [], result)
 
-    def _load(self, candidate: Candidate, result: RunResult) -> Document | None:
-        self.files_read += 1
-        path = candidate.path
+    def read(self, candidate: Candidate, result: RunResult, data: bytes | None = None) -> Document | None:
+        """One discovered file's document (from ``data`` when given), or None: a skipped file or
+        a parser's failure is noted in ``result``, and the other files go on."""
+        if data is None:
+            self.files_read += 1
         try:
-            info = os.stat(path)
-            if not stat.S_ISREG(info.st_mode):
-                # A FIFO, socket or device (or a link to one): reading it could block forever.
-                result.skipped.append((candidate.display, "not a regular file"))
-                return None
-            size = info.st_size
-            with open(path, "rb") as handle:
-                if size > HEAD_BYTES and candidate.display.lower().endswith(JSON_SUFFIXES):
-                    # a dataset or tokenizer: its head says so, without reading megabytes (dslint/documents/sniff.py)
-                    reason = data_json(handle.read(HEAD_BYTES), size)
-                    if reason is not None:
-                        result.skipped.append((candidate.display, reason))
-                        return None
-                    handle.seek(0)
-                if size > MAX_FILE_BYTES:
-                    return _unreadable(candidate.display, f"file is {size / 1e6:.1f} MB; dslint reads files up to {MAX_FILE_BYTES // 1_000_000} MB")
-                data = handle.read(MAX_FILE_BYTES + 1)
-        except OSError as exc:
-            reason = exc.strerror or str(exc)
-            if getattr(exc, "errno", None) == errno.ELOOP:
-                reason = "symbolic link loop"
-            if not candidate.explicit and not os.path.exists(path):
-                result.skipped.append((candidate.display, f"cannot read: {reason}"))
-                return None
-            return _unreadable(candidate.display, f"cannot read file: {reason}")
-        return self._parse(candidate.display, data, candidate.explicit, result)
-
-    def _parse(self, display: str, data: bytes, explicit: bool, result: RunResult) -> Document | None:
-        try:
-            return read_document(display, data, explicit=explicit)
+            return read_candidate(candidate, data)
         except Skipped as exc:
-            result.skipped.append((display, str(exc)))
-        except RecursionError:
-            return _unreadable(display, "nesting too deep to read")
+            result.skipped.append((candidate.display, str(exc)))
         except Exception as exc:  # a parser bug must not lose the other files
-            result.internal_errors.append(InternalError(display, _summary(exc)))
+            result.internal_errors.append(InternalError(candidate.display, _summary(exc)))
         return None
 
     # rules ----------------------------------------------------------------------------
@@ -466,12 +426,9 @@ def _diagnostic(found: Rule, severity: Severity, finding: Finding) -> Diagnostic
     )
 
 
-def _unreadable(display: str, message: str) -> Document:
-    source = SourceFile(path=display, text="")
-    return Document(source=source, kind=UNREADABLE, root=None, problems=[ParseProblem(Span(source, 0, 0), message)])
-
-
 def _summary(exc: BaseException) -> str:
+    import traceback
+
     frame = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
     where = f" ({Path(frame.filename).name}:{frame.lineno})" if frame else ""
     return f"{type(exc).__name__}: {exc}{where}"

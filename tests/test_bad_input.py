@@ -316,7 +316,7 @@ def test_unreadable_file_in_process(here, monkeypatch):
     """chmod 000 cannot stop root, so the refusal is simulated where dslint opens files."""
     import builtins
 
-    import dslint.engine
+    import dslint.documents
 
     real_open = builtins.open
 
@@ -326,7 +326,7 @@ def test_unreadable_file_in_process(here, monkeypatch):
         return real_open(file, *args, **kwargs)
 
     (here / "locked.json").write_text(COMPANION)
-    monkeypatch.setattr(dslint.engine, "open", refusing_open, raising=False)
+    monkeypatch.setattr(dslint.documents, "open", refusing_open, raising=False)
     monkeypatch.chdir(here)
     for paths in (["."], ["locked.json", "companion.json"]):
         result = Engine(Settings(select=CORE.split(","), root=here)).lint_paths(paths)

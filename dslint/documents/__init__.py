@@ -23,6 +23,66 @@ class Skipped(Exception):
     """A file dslint does not lint, with the reason."""
 
 
+def read_candidate(candidate, data: bytes | None = None) -> Document:
+    """The document of one discovered file (a ``dslint.discovery.Candidate``), read from disk, or
+    from ``data`` in its place (the fixer's passes); raises Skipped.
+
+    What cannot be read (a missing or unreadable file that was named, one past the size limit,
+    nesting too deep for the parsers) is a document of kind ``unreadable`` with the reason; a
+    dataset JSON is skipped after its head is read (dslint/documents/sniff.py). A parser's own
+    failure (a bug) propagates: the caller reports it and goes on with the other files.
+    """
+    display, explicit = candidate.display, candidate.explicit
+    if data is None:
+        data = _read_bytes(candidate)
+        if isinstance(data, Document):
+            return data
+    try:
+        return read_document(display, data, explicit=explicit)
+    except RecursionError:
+        return unreadable(display, "nesting too deep to read")
+
+
+def _read_bytes(candidate) -> bytes | Document:
+    import errno
+    import os
+    import stat
+
+    from dslint.documents.sniff import HEAD_BYTES, data_json
+    from dslint.source import MAX_FILE_BYTES
+
+    path = candidate.path
+    try:
+        info = os.stat(path)
+        if not stat.S_ISREG(info.st_mode):
+            # A FIFO, socket or device (or a link to one): reading it could block forever.
+            raise Skipped("not a regular file")
+        size = info.st_size
+        with open(path, "rb") as handle:
+            if size > HEAD_BYTES and candidate.display.lower().endswith(JSON_SUFFIXES):
+                # a dataset or tokenizer: its head says so, without reading megabytes
+                reason = data_json(handle.read(HEAD_BYTES), size)
+                if reason is not None:
+                    raise Skipped(reason)
+                handle.seek(0)
+            if size > MAX_FILE_BYTES:
+                return unreadable(candidate.display, f"file is {size / 1e6:.1f} MB; dslint reads files up to {MAX_FILE_BYTES // 1_000_000} MB")
+            return handle.read(MAX_FILE_BYTES + 1)
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        if getattr(exc, "errno", None) == errno.ELOOP:
+            reason = "symbolic link loop"
+        if not candidate.explicit and not os.path.exists(path):
+            raise Skipped(f"cannot read: {reason}") from None
+        return unreadable(candidate.display, f"cannot read file: {reason}")
+
+
+def unreadable(display: str, message: str) -> Document:
+    """A file nothing could read, with the reason (reported by unreadable-file, DS003)."""
+    source = SourceFile(path=display, text="")
+    return Document(source=source, kind=UNREADABLE, root=None, problems=[ParseProblem(Span(source, 0, 0), message)])
+
+
 def read_document(path: str, data: bytes, expect: str | None = None, explicit: bool = False) -> Document:
     """Parse ``data`` (the bytes of ``path``) into a Document, or raise Skipped.
 
