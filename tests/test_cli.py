@@ -428,7 +428,8 @@ def test_fix_leaves_a_file_with_a_syntax_error_alone(tmp_path):
 
 # ---- the JSON contract ---------------------------------------------------------------------
 
-DIAGNOSTIC_KEYS = {"path", "line", "column", "end_line", "end_column", "code", "name", "severity", "message", "related", "fix"}
+DIAGNOSTIC_KEYS = {"path", "line", "column", "end_line", "end_column", "code", "name", "severity", "message", "detail", "related", "fix"}
+DETAIL_KEYS = {"notes", "help"}
 RELATED_KEYS = {"path", "line", "column", "message"}
 FIX_KEYS = {"applicability", "title", "edits"}
 EDIT_KEYS = {"path", "start_line", "start_column", "end_line", "end_column", "content"}
@@ -456,6 +457,9 @@ def check_contract(payload: dict) -> None:
         assert re.fullmatch(r"[a-z][a-z0-9]*(-[a-z0-9]+)*", d["name"])
         assert d["severity"] in ("error", "warning", "info")
         assert isinstance(d["message"], str) and d["message"]
+        assert set(d["detail"]) == DETAIL_KEYS
+        assert all(isinstance(note, str) and note for note in d["detail"]["notes"])
+        assert d["detail"]["help"] is None or isinstance(d["detail"]["help"], str) and d["detail"]["help"]
         assert isinstance(d["related"], list)
         for r in d["related"]:
             assert set(r) == RELATED_KEYS
