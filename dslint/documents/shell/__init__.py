@@ -144,11 +144,11 @@ def syntax_problem(source: SourceFile, complaint: Complaint) -> ParseProblem:
     start, end = source.line_start(line), source.line_end(line)
     text = source.text[start:end]
     lead = len(text) - len(text.lstrip(" \t"))
-    message = f"bash {BASH_VERSION}: {complaint.message}"
     placeholder = _PLACEHOLDER.search(text) if complaint.token is not None else None
+    note = None
     if placeholder is not None:
-        message += f" (`{placeholder.group(0)[:40]}` reads as redirections: a placeholder never filled in?)"
-    return ParseProblem(Span(source, start + lead, end), message)
+        note = f"`{placeholder.group(0)[:40]}` reads as redirections: a placeholder never filled in?"
+    return ParseProblem(Span(source, start + lead, end), f"bash {BASH_VERSION}: {complaint.message}", note)
 
 
 def _count_errors(tree) -> int:
