@@ -47,7 +47,8 @@ def zero_section_required(use, context):
         return
     yield Finding(
         ds.opening(use.config),
-        f"no zero_optimization section: {ds.consumer_label(use)} goes through accelerate's DeepSpeedPlugin, which raises "
+        "no zero_optimization section",
+        note=f"{ds.consumer_label(use)} goes through accelerate's DeepSpeedPlugin, which raises "
         "'Please specify the ZeRO optimization config in the DeepSpeed config.'",
         fix=Fix.safe('Add "zero_optimization": {"stage": 0} (DeepSpeed\'s default: ZeRO off)', ds.insert_json_entry(use.config, "zero_optimization", '{"stage": 0}')),
     )
@@ -101,6 +102,6 @@ def hjson_syntax_for_json_reader(use, context):
     span = Span(source, offset, min(offset + 1, len(text)))
     yield Finding(
         span,
-        f"{ds.consumer_label(use)} reads this config with Python's json module, which stops here ({reason}): "
-        "comments, trailing commas and unquoted text are hjson, which only DeepSpeed's own loader accepts",
+        f"{ds.consumer_label(use)} cannot read this config with Python's json module: {reason}",
+        note="comments, trailing commas and unquoted text are hjson, which only DeepSpeed's own loader accepts",
     )
