@@ -989,12 +989,12 @@ def swift_tuner_flag(plan, context):
 
     if plan.consumer not in ("swift", "megatron"):
         return
-    for arg, message, right, verdict in swift_tuner_flag_findings(plan, context.settings):
+    for arg, message, note, (right, calls), verdict in swift_tuner_flag_findings(plan, context.settings):
         certain = verdict.everywhere and verdict.candidates.evidence is not None
         fix = None
         span = arg.name_span
         if right and span is not None and verdict.everywhere:
             text = f"--{right}" if span.text.startswith("--") else right
             fix = (Fix.safe if certain else Fix.unsafe)(f"Rename to {right}", Edit.replace(span, text))
-        yield Finding(arg.name_span or arg.span or plan.span, message, fix=fix,
+        yield Finding(arg.name_span or arg.span or plan.span, message, fix=fix, note=note, help=calls,
                       severity=Severity.ERROR if certain else verdict.severity())
