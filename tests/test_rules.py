@@ -15,7 +15,7 @@ import yaml
 from dslint.config import Setting, Settings
 from dslint.engine import Engine
 from dslint.fix import fix_paths
-from headlines import record
+from headlines import LINE_LIMIT, record
 
 CASES_DIR = Path(__file__).parent / "rules"
 
@@ -67,6 +67,8 @@ def test_rule_case(rule, case, tmp_path, monkeypatch, request):
     assert not result.internal_errors, result.internal_errors
     found = [d for d in result.diagnostics if d.code == rule or d.name == rule]
     record(request.config, "fixture cases", [d.message for d in found])
+    for diagnostic in found:
+        assert len(diagnostic.message) <= LINE_LIMIT, f"the headline is longer than a terminal line: {diagnostic.message}"
     expected = case.get("expect", [])
     assert len(found) == len(expected), [f"{d.path}:{d.span.source.position(d.span.start)} {d.code} {d.message}" for d in found]
     for diagnostic, want in zip(found, expected):
