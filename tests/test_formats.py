@@ -74,6 +74,34 @@ def test_concise_one_line_per_diagnostic_and_summary(project):
     ]
 
 
+PLACEHOLDER_JSON = '{\n  train_micro_batch_size_per_gpu: MICRO_BATCH,\n  gradient_accumulation_steps: 1\n}\n'
+
+
+def test_note_and_help_per_format(tmp_path):
+    """The headline stands alone in concise and github; text, json, sarif and junit carry the note and help too."""
+    (tmp_path / "ds_config.json").write_text(PLACEHOLDER_JSON, encoding="utf-8")
+    headline = "train_micro_batch_size_per_gpu is quoteless hjson text, the string 'MICRO_BATCH,', not a number"
+    note = "DeepSpeed fails at start-up"
+    help = "it looks like a template placeholder: if a script fills it in before launch, exclude the template from dslint"
+
+    def output(fmt):
+        return dslint(tmp_path, "--select", "DS102", "--format", fmt, "ds_config.json").stdout
+
+    text = output("text").splitlines()
+    assert text[0].endswith(f"DS102 [error] {headline}")
+    assert text[4:6] == [f"  = note: {note}", f"  = help: {help}"]
+    assert output("concise").splitlines()[0].endswith(f"[error] {headline}")
+    assert output("github").splitlines()[0].endswith(f"::{headline}")
+    (found,) = json.loads(output("json"))["diagnostics"]
+    assert (found["message"], found["detail"]) == (headline, {"notes": [note], "help": help})
+    log = json.loads(output("sarif"))
+    _validate_sarif(log)
+    (result,) = log["runs"][0]["results"]
+    assert result["message"]["text"] == f"{headline}. Note: {note}. Help: {help}."
+    failure = ET.fromstring(output("junit").encode("utf-8")).find(".//failure")
+    assert failure.get("message") == headline and f"  = help: {help}" in failure.text.splitlines()
+
+
 def test_concise_clean(project):
     run = dslint(project, "--format", "concise", "clean.json")
     assert run.returncode == 0
