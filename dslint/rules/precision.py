@@ -320,7 +320,7 @@ def fp16_on_bf16_model(plan, context):
     ## Fix safety
     Switches the fp16 source to bf16 (and ms-swift's `--torch_dtype` to bfloat16). Safe when the
     `hardware` setting names bf16-capable hardware, unsafe when the hardware is unknown, and not
-    offered on hardware without bf16 (V100, T4, Ascend 910A), where the message suggests fp32.
+    offered on hardware without bf16 (V100, T4, Ascend 910A), where the finding's help suggests fp32.
     """
     precision = Precision(plan)
     if not precision.training or precision.training_dtype() != "fp16":
