@@ -84,9 +84,21 @@ def _settings(config: str | None, no_config: bool):
         _fail(str(exc))
 
 
+def _scopes(config: str | None, no_config: bool, adjust):
+    """Settings per folder: the nearest configuration file of each, unless --config or --no-config fix one for all."""
+    from dslint.config import Scopes
+
+    settings = _settings(config, no_config)
+    adjust(settings)
+    if config or no_config:
+        return Scopes.fixed(settings)
+    return Scopes(settings, adjust=adjust)
+
+
 @main.command()
 @click.argument("paths", nargs=-1, type=click.Path())
 @click.option("--format", "fmt", type=click.Choice(["text", "concise", "json", "sarif", "github", "junit"]), default=None, help="Output format (default: text; github when GITHUB_ACTIONS=true).")
+@click.option("-o", "--output-file", type=click.Path(dir_okay=False), default=None, help="Write the report to this file instead of standard output.")
 @click.option("--statistics", is_flag=True, help="Print the number of findings per rule instead of the findings.")
 @click.option("--select", multiple=True, help="Rules to enable (codes, code prefixes or names; comma-separated).")
 @click.option("--extend-select", multiple=True, help="Rules to enable in addition to those selected.")
@@ -95,8 +107,12 @@ def _settings(config: str | None, no_config: bool):
 @click.option("--fail-on", type=click.Choice(["error", "warning", "info"]), default=None, help="Lowest severity that fails the run (default: warning).")
 @click.option("--world-size", type=click.IntRange(min=1), default=None, help="Data-parallel world size for DeepSpeed configs no launch script reaches.")
 @click.option("--target", type=click.Choice(["gpu", "npu"]), default=None, help="The accelerator the launches run on (default: detected from each script; DS5xx rules run on Ascend NPU launches).")
-@click.option("--config", "config_file", type=click.Path(dir_okay=False), default=None, help="Use this configuration file.")
+@click.option("--config", "config_file", type=click.Path(dir_okay=False), default=None, help="Use this configuration file for every file.")
 @click.option("--no-config", is_flag=True, help="Ignore configuration files.")
+@click.option("--exclude", multiple=True, help="Globs of files and folders not to walk, instead of the `exclude` setting (comma-separated).")
+@click.option("--extend-exclude", multiple=True, help="Globs to exclude in addition to the `exclude` setting (comma-separated).")
+@click.option("--force-exclude/--no-force-exclude", default=None, help="Apply the exclusions to files named on the command line too (for pre-commit).")
+@click.option("--respect-gitignore/--no-respect-gitignore", default=None, help="Skip what .gitignore, .git/info/exclude and git's global excludes file ignore (default: on).")
 @click.option("--stdin-filename", default=None, help="The file name to report (and classify by) when reading '-'.")
 @click.option("--fix", is_flag=True, help="Apply safe fixes.")
 @click.option("--unsafe-fixes", is_flag=True, help="With --fix or --diff, also apply unsafe fixes.")
@@ -104,38 +120,53 @@ def _settings(config: str | None, no_config: bool):
 @click.option("--fix-only", is_flag=True, help="Apply fixes and report only what was fixed, not the remaining problems (exit 0).")
 @click.option("--show-fixes", is_flag=True, help="List the fixes that were applied.")
 @click.option("--add-noqa", is_flag=True, help="Add a '# dslint: disable=CODE' comment for every finding where the file allows comments.")
-@click.option("-v", "--verbose", is_flag=True, help="Also list the files that were skipped, with the reason.")
+@click.option("-v", "--verbose", is_flag=True, help="Also list the files and folders that were skipped, with the reason.")
+@click.option("-q", "--quiet", is_flag=True, help="Print the findings and nothing else (no summary, no notes).")
+@click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", help="Colour the text output (auto: on a terminal, unless NO_COLOR is set; FORCE_COLOR forces it).")
 @click.option("--device-memory", default=None, help="Memory of one device (e.g. 80GB) for memory-fit; default: from the hardware setting.")
-def check(paths, fmt, statistics, select, extend_select, ignore, exit_zero, fail_on, world_size, target, config_file, no_config, stdin_filename, fix, unsafe_fixes, diff, fix_only, show_fixes, add_noqa, verbose, device_memory=None):
+def check(paths, fmt, output_file, statistics, select, extend_select, ignore, exit_zero, fail_on, world_size, target, config_file, no_config,
+          exclude, extend_exclude, force_exclude, respect_gitignore, stdin_filename, fix, unsafe_fixes, diff, fix_only, show_fixes, add_noqa,
+          verbose, quiet, color, device_memory=None):
     """Lint PATHS (files or directories; default: the current directory; '-' reads stdin)."""
-    from dslint.config import Setting
+    from dslint.config import ConfigError, Setting
     from dslint.diagnostics import Severity
+    from dslint.discovery import PathError
     from dslint.engine import Engine, settings_problems
     from dslint.report import ReportOptions, render
-    from dslint.discovery import PathError
+    from dslint.rule import load_rules
+    from dslint import workspace
 
-    settings = _settings(config_file, no_config)
-    if select:
-        settings.select = _split(select)
-    if extend_select:
-        settings.extend_select += _split(extend_select)
-    if ignore:
-        settings.ignore += _split(ignore)
-    if fail_on:
-        settings.fail_on = Severity.parse(fail_on)
-    if world_size is not None:
-        settings.world_size = Setting(world_size, "--world-size on the command line")
-    if target is not None:
-        settings.target = Setting(target, "--target on the command line")
-    if device_memory is not None:
-        settings.device_memory = Setting(_memory_size(device_memory), f"--device-memory {device_memory} on the command line")
+    memory = _memory_size(device_memory) if device_memory is not None else None
 
-    engine = Engine(settings)
-    for error in engine.plugin_errors:
+    def adjust(settings) -> None:
+        """The command line, over every configuration file's settings."""
+        if select:
+            settings.select = _split(select)
+        if extend_select:
+            settings.extend_select = settings.extend_select + _split(extend_select)
+        if ignore:
+            settings.ignore = settings.ignore + _split(ignore)
+        if fail_on:
+            settings.fail_on = Severity.parse(fail_on)
+        if world_size is not None:
+            settings.world_size = Setting(world_size, "--world-size on the command line")
+        if target is not None:
+            settings.target = Setting(target, "--target on the command line")
+        if memory is not None:
+            settings.device_memory = Setting(memory, f"--device-memory {device_memory} on the command line")
+        if exclude:
+            settings.command_line_exclude = _split(exclude)
+        if extend_exclude:
+            settings.command_line_extend_exclude = _split(extend_exclude)
+        if force_exclude is not None:
+            settings.force_exclude = force_exclude
+        if respect_gitignore is not None:
+            settings.respect_gitignore = respect_gitignore
+
+    scopes = _scopes(config_file, no_config, adjust)
+    rules, plugin_errors = load_rules()
+    for error in plugin_errors:
         click.echo(f"dslint: warning: plugin '{error.entry_point}' failed to load: {error.message}", err=True)
-    problems = settings_problems(settings, engine.all_rules)
-    if problems:
-        _fail("; ".join(problems))
 
     paths = list(paths) or ["."]
     reading_stdin = paths == ["-"]
@@ -144,26 +175,54 @@ def check(paths, fmt, statistics, select, extend_select, ignore, exit_zero, fail
     fix = fix or fix_only
     if reading_stdin and (fix or diff):
         _fail("--fix, --fix-only and --diff need files, not stdin")
+    if add_noqa and (reading_stdin or fix or diff):
+        _fail("--add-noqa needs files and cannot be combined with --fix or --diff")
 
+    found = ([], [])
+    if not reading_stdin:
+        try:
+            found = workspace.find(paths, scopes)
+        except PathError as exc:
+            _fail(str(exc))
+        except ConfigError as exc:
+            _fail(str(exc))
+    problems = [problem for settings in scopes.loaded for problem in settings_problems(settings, rules)]
+    if problems:
+        _fail("; ".join(dict.fromkeys(problems)))
+
+    def lint(overrides=None, *, split=False):
+        return workspace.lint(found, scopes, rules, plugin_errors, overrides, split=split, progress=progress)
+
+    progress = _Progress(len(found[0]))
     if add_noqa:
-        if reading_stdin or fix or diff:
-            _fail("--add-noqa needs files and cannot be combined with --fix or --diff")
-        _add_noqa(engine, paths)
+        _add_noqa(lambda overrides: lint(overrides).result, rules)
 
+    progress = _Progress.start(len(found[0]), quiet=quiet)
     outcome = None
     try:
         if reading_stdin:
+            settings = scopes.at(Path(stdin_filename).absolute().parent if stdin_filename else Path.cwd())
+            engine = Engine(settings, rules=rules, plugin_errors=plugin_errors)
             result = engine.lint_bytes(stdin_filename or "-", sys.stdin.buffer.read())
+            run = workspace.WorkspaceRun(result, [(settings, result)])
         elif fix or diff:
             from dslint.fix import fix_paths
 
-            outcome = fix_paths(lambda overrides: engine.lint_paths(paths, overrides), unsafe_fixes, write=fix and not diff)
+            runs = []
+
+            def fixing_pass(overrides):
+                runs.append(lint(overrides))
+                return runs[-1].result
+
+            outcome = fix_paths(fixing_pass, unsafe_fixes, write=fix and not diff)
             result = outcome.result
+            run = next((r for r in reversed(runs) if r.result is result), workspace.WorkspaceRun(result, []))
         else:
             # JUnit lists every file read, which a split run does not bring back from its worker
-            result = engine.lint_paths(paths, split=fmt != "junit")
-    except PathError as exc:
-        _fail(str(exc))
+            run = lint(split=fmt != "junit")
+            result = run.result
+    finally:
+        progress.stop()
 
     if diff:
         _emit("".join(outcome.diffs), "diff")
@@ -175,20 +234,28 @@ def check(paths, fmt, statistics, select, extend_select, ignore, exit_zero, fail
             for path, code, title in outcome.applied:
                 click.echo(f"fixed {path}: {code} {title}")
         count = len(outcome.applied)
-        click.echo(f"Fixed {count} problem{'s' if count != 1 else ''}." if count else "No fixes applied.")
+        if not quiet:
+            click.echo(f"Fixed {count} problem{'s' if count != 1 else ''}." if count else "No fixes applied.")
         _report_internal(result, outcome)
         sys.exit(EXIT_ERROR if result.internal_errors else EXIT_CLEAN)
 
     if fmt is None and os.environ.get("GITHUB_ACTIONS") == "true":
         fmt = "github"
     fmt = fmt or "text"
-    color = fmt in ("text", "concise") and sys.stdout.isatty() and "NO_COLOR" not in os.environ
-    options = ReportOptions(color=color, fixed=len(outcome.applied) if outcome else 0)
+    options = ReportOptions(color=fmt in ("text", "concise") and _use_color(color, output_file), fixed=len(outcome.applied) if outcome else 0,
+                            summary=not quiet)
     if outcome and show_fixes and fmt == "text":
         for path, code, title in outcome.applied:
             click.echo(f"fixed {path}: {code} {title}")
-    _emit(render(fmt, result, options, statistics=statistics), fmt)
-    if verbose or any(explicit for explicit in _explicit_skips(result, paths)):
+    report = render(fmt, result, options, statistics=statistics)
+    if output_file:
+        _write_report(output_file, report, fmt)
+    else:
+        _emit(report, fmt)
+    # A named file that was skipped is worth a note when nothing was checked ("0 files checked"
+    # needs a why); in a run that checked files, as pre-commit's runs naming every staged file
+    # are, notes about a workflow YAML or package.json would be noise (-v lists them all).
+    if verbose or (not quiet and result.files == 0 and _explicit_skips(result, paths)):
         for path, reason in result.skipped:
             if verbose or path in paths:
                 click.echo(f"dslint: skipped {path}: {reason}", err=True)
@@ -197,20 +264,94 @@ def check(paths, fmt, statistics, select, extend_select, ignore, exit_zero, fail
         sys.exit(EXIT_ERROR)
     if exit_zero:
         sys.exit(EXIT_CLEAN)
-    failing = any(d.severity >= settings.fail_on for d in result.diagnostics)
-    sys.exit(EXIT_FINDINGS if failing else EXIT_CLEAN)
+    sys.exit(EXIT_FINDINGS if run.failing() else EXIT_CLEAN)
 
 
-def _add_noqa(engine, paths) -> None:
+def _use_color(choice: str, output_file: str | None) -> bool:
+    """--color always/never win; auto colours a terminal, unless NO_COLOR is set; FORCE_COLOR colours anything."""
+    if choice != "auto":
+        return choice == "always"
+    if os.environ.get("NO_COLOR"):
+        return False
+    force = os.environ.get("FORCE_COLOR")
+    if force and force.lower() not in ("0", "false", "no"):
+        return True
+    return output_file is None and sys.stdout.isatty()
+
+
+def _write_report(output_file: str, report: str, fmt: str) -> None:
+    path = Path(output_file)
+    try:
+        if path.parent and not path.parent.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+        encoding = "utf-8" if fmt in _UTF8_FORMATS else (sys.stdout.encoding or "utf-8")
+        path.write_bytes(report.encode(encoding, "surrogateescape" if encoding.lower().replace("-", "") == "utf8" else "backslashreplace"))
+    except OSError as exc:
+        _fail(f"{output_file}: cannot write the report: {exc.strerror or exc}")
+
+
+class _Progress:
+    """'dslint: reading files 512/1705' on a terminal's stderr, once a run has taken 2 s.
+
+    A daemon thread wakes every 0.2 s and reads the engines' counters; nothing is printed for
+    short runs, pipes, files, CI logs or with --quiet, and the line is erased at the end.
+    """
+
+    DELAY = 2.0
+
+    def __init__(self, total: int):
+        self.total = total
+        self.engines: list = []
+        self._stop = None
+        self._thread = None
+        self._shown = False
+
+    @classmethod
+    def start(cls, total: int, quiet: bool = False) -> "_Progress":
+        progress = cls(total)
+        stream = sys.stderr
+        if quiet or total == 0 or not (hasattr(stream, "isatty") and stream.isatty()) or os.environ.get("DSLINT_NO_PROGRESS"):
+            return progress
+        import threading
+
+        progress._stop = threading.Event()
+        progress._thread = threading.Thread(target=progress._loop, name="dslint-progress", daemon=True)
+        progress._thread.start()
+        return progress
+
+    def _loop(self) -> None:
+        if self._stop.wait(self.DELAY):
+            return
+        while not self._stop.is_set():
+            read = min(self.total, sum(getattr(engine, "files_read", 0) for engine in self.engines))
+            text = f"dslint: reading files {read}/{self.total}" if read < self.total else f"dslint: {self.total} files read; checking launches and rules"
+            try:
+                sys.stderr.write("\r\x1b[K" + text)
+                sys.stderr.flush()
+            except (OSError, ValueError):
+                return
+            self._shown = True
+            self._stop.wait(0.2)
+
+    def stop(self) -> None:
+        if self._thread is None:
+            return
+        self._stop.set()
+        self._thread.join()
+        if self._shown:
+            try:
+                sys.stderr.write("\r\x1b[K")
+                sys.stderr.flush()
+            except (OSError, ValueError):
+                pass
+
+
+def _add_noqa(lint, rules) -> None:
     """``check --add-noqa``: write suppression comments, report what could not be suppressed."""
-    from dslint.discovery import PathError
     from dslint.noqa import add_noqa
 
-    judges = frozenset(r.code for r in engine.rules if r.target == "suppressions")
-    try:
-        outcome = add_noqa(lambda overrides: engine.lint_paths(paths, overrides), judges)
-    except PathError as exc:
-        _fail(str(exc))
+    judges = frozenset(r.code for r in rules if r.target == "suppressions")
+    outcome = add_noqa(lint, judges)
     for diagnostic, reason in outcome.skipped:
         line, column = diagnostic.span.source.position(diagnostic.span.start)
         click.echo(f"dslint: not suppressed: {diagnostic.path}:{line}:{column}: {diagnostic.code}: {reason}", err=True)

@@ -1,7 +1,10 @@
 """Settings: ``[tool.dslint]`` in pyproject.toml, or ``dslint.toml`` / ``.dslint.toml``.
 
-The first of ``.dslint.toml``, ``dslint.toml`` or a pyproject.toml with a ``[tool.dslint]``
-table, searching upward from the working directory, is used. Command-line options win.
+As in ruff, each file is linted with the nearest configuration above it: the first of
+``.dslint.toml``, ``dslint.toml`` or a pyproject.toml with a ``[tool.dslint]`` table in its
+folder or the folders above (``Scopes``). A file with none above it gets the one found upward
+from the working directory. ``--config`` and ``--no-config`` give every file the same settings.
+Command-line options win over every file.
 """
 
 from __future__ import annotations
@@ -30,6 +33,9 @@ KEYS = {
     "severity": dict,
     "fail-on": str,
     "exclude": list,
+    "extend-exclude": list,
+    "force-exclude": bool,
+    "respect-gitignore": bool,
     "world-size": int,
     "target": str,
     "hardware": str,
@@ -72,6 +78,12 @@ class Settings:
     severity: dict[str, Severity] = field(default_factory=dict)
     fail_on: Severity = Severity.WARNING
     exclude: list[str] = field(default_factory=list)
+    extend_exclude: list[str] = field(default_factory=list)
+    force_exclude: bool = False  # exclusions apply to files named on the command line too (pre-commit)
+    respect_gitignore: bool = True
+    # --exclude replaces `exclude`, --extend-exclude adds to it; their globs are relative to the working directory
+    command_line_exclude: list[str] | None = None
+    command_line_extend_exclude: list[str] = field(default_factory=list)
     world_size: Setting | None = None
     target: Setting | None = None
     hardware: Setting | None = None
@@ -86,14 +98,30 @@ class Settings:
     path: Path | None = None  # the config file used, if any
     root: Path = field(default_factory=Path.cwd)  # globs are relative to it
 
+    def exclusions(self, cwd: Path | None = None) -> list[tuple[str, Path, str]]:
+        """Every exclusion glob with the folder it is relative to and where it was set."""
+        cwd = cwd or Path.cwd()
+        where = ""
+        if self.path:
+            try:
+                where = f" in {os.path.relpath(self.path, cwd)}"
+            except ValueError:
+                where = f" in {self.path}"
+        out = []
+        if self.command_line_exclude is not None:
+            out += [(glob, cwd, "--exclude") for glob in self.command_line_exclude]
+        else:
+            out += [(glob, self.root, f"exclude{where}") for glob in self.exclude]
+        out += [(glob, self.root, f"extend-exclude{where}") for glob in self.extend_exclude]
+        out += [(glob, cwd, "--extend-exclude") for glob in self.command_line_extend_exclude]
+        return out
+
 
 def find_config(start: Path) -> Path | None:
     for directory in (start, *start.parents):
-        for name in CONFIG_NAMES:
-            candidate = directory / name
-            if candidate.is_file():
-                if name != "pyproject.toml" or _has_tool_table(candidate):
-                    return candidate
+        found = _config_in(directory)
+        if found is not None:
+            return found
     return None
 
 
@@ -185,8 +213,10 @@ def _check_members(key: str, value: Any, origin: str) -> None:
 
 
 def _apply(settings: Settings, key: str, value: Any, origin: str) -> None:
-    if key in ("select", "ignore", "extend-select", "exclude"):
+    if key in ("select", "ignore", "extend-select", "exclude", "extend-exclude"):
         setattr(settings, key.replace("-", "_"), [str(v) for v in value])
+    elif key in ("force-exclude", "respect-gitignore"):
+        setattr(settings, key.replace("-", "_"), value)
     elif key == "per-file-ignores":
         settings.per_file_ignores = {str(glob): _as_list(codes) for glob, codes in value.items()}
     elif key == "severity":
@@ -233,3 +263,76 @@ def _as_list(codes: Any) -> list[str]:
 
 def env_flag(name: str) -> bool:
     return os.environ.get(name, "").lower() in ("1", "true", "yes")
+
+
+CONFIG_FILE_NAMES = frozenset(CONFIG_NAMES)
+
+
+class Scopes:
+    """The settings of each folder: its nearest configuration file, as ruff resolves them.
+
+    ``fallback`` is for files with no configuration above them (the one found upward from the
+    working directory, or the defaults). ``adjust`` applies the command line to every settings
+    object this loads. A fixed scope (``--config``, ``--no-config``, library use) gives one
+    settings object everywhere. The same file always gives the same object, so runs can group
+    files by settings.
+    """
+
+    def __init__(self, fallback: Settings, *, hierarchical: bool = True, adjust=None):
+        self.fallback = fallback
+        self.hierarchical = hierarchical
+        self._adjust = adjust or (lambda settings: None)
+        self._by_folder: dict[str, Settings] = {}
+        self._by_file: dict[str, Settings] = {}
+        if fallback.path is not None:
+            self._by_file[os.path.abspath(fallback.path)] = fallback
+
+    @classmethod
+    def fixed(cls, settings: Settings) -> "Scopes":
+        return cls(settings, hierarchical=False)
+
+    @property
+    def loaded(self) -> list[Settings]:
+        """Every settings object handed out so far (the fallback first)."""
+        seen = {id(self.fallback): self.fallback}
+        for settings in self._by_file.values():
+            seen.setdefault(id(settings), settings)
+        return list(seen.values())
+
+    def at(self, folder: Path | str, names=None) -> Settings:
+        """The settings for files in ``folder``; ``names`` (the folder's listing, if known) saves the look-ups."""
+        if not self.hierarchical:
+            return self.fallback
+        key = os.path.abspath(folder)
+        found = self._by_folder.get(key)
+        if found is not None:
+            return found
+        if names is not None and CONFIG_FILE_NAMES.isdisjoint(names):
+            own = None  # the listing holds no configuration file: no look-up needed
+        else:
+            own = _config_in(Path(key), names if names is None or isinstance(names, (set, frozenset)) else set(names))
+        if own is not None:
+            found = self._load(own)
+        else:
+            parent = os.path.dirname(key)
+            found = self.at(parent) if parent != key else self.fallback
+        self._by_folder[key] = found
+        return found
+
+    def _load(self, path: Path) -> Settings:
+        key = os.path.abspath(path)
+        if key not in self._by_file:
+            settings = load_settings(path)
+            self._adjust(settings)
+            self._by_file[key] = settings
+        return self._by_file[key]
+
+
+def _config_in(folder: Path, names=None) -> Path | None:
+    for name in CONFIG_NAMES:
+        if names is not None and name not in names:
+            continue
+        candidate = folder / name
+        if candidate.is_file() and (name != "pyproject.toml" or _has_tool_table(candidate)):
+            return candidate
+    return None

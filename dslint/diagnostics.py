@@ -111,6 +111,9 @@ class Diagnostic:
     # The finding's note, then what the engine adds (the assumption a reader was guessed on).
     notes: list[str] = field(default_factory=list)
     help: str | None = None
+    # The file whose document, launch or DeepSpeed use the rule judged (not reported; the launch
+    # context of a subset of files keeps a context file's findings only where they involve a given one).
+    producer: str | None = field(default=None, compare=False, repr=False)
 
     @property
     def path(self) -> str:

@@ -15,10 +15,12 @@ import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from dslint.config import Settings
+from dslint.config import Scopes, Settings
 from dslint.diagnostics import Diagnostic, Finding, Severity
 from dslint.discovery import Candidate, discover, matches
 from dslint.documents import Skipped, read_document
+from dslint.documents.classify import JSON_SUFFIXES
+from dslint.documents.sniff import HEAD_BYTES, data_json
 from dslint.documents.model import DEEPSPEED, SCRIPT, TRAINING_JSON, TRAINING_YAML, Document, ParseProblem
 from dslint.rule import Context, PluginError, Rule, load_rules
 from dslint.source import MAX_FILE_BYTES, SourceFile, Span
@@ -98,6 +100,7 @@ class Engine:
         self.plugin_errors = plugin_errors or []
         self.rules = [r for r in rules if is_selected(r, settings)]
         self.context = Context(settings=settings)
+        self.files_read = 0  # read by the command line's progress line
 
     # files ----------------------------------------------------------------------------
 
@@ -108,7 +111,12 @@ class Engine:
         result then has the diagnostics, skipped files and counts, but ``documents`` and
         ``plans`` only of this process's share, so callers that need those leave it off.
         """
-        candidates, skipped = discover(paths, self.settings.exclude, self.settings.root)
+        candidates, skipped = discover(paths, scopes=Scopes.fixed(self.settings))
+        return self.lint_found(candidates, skipped, overrides, split=split)
+
+    def lint_found(self, candidates: list[Candidate], skipped: list[tuple[str, str]], overrides: dict[str, bytes] | None = None,
+                   *, split: bool = False) -> RunResult:
+        """Lint discovered files (``lint_paths`` after discovery; dslint.workspace calls it per settings)."""
         result = RunResult(skipped=list(skipped), plugin_errors=list(self.plugin_errors))
         if split and not overrides:
             from dslint import split as splitting
@@ -136,6 +144,7 @@ class Engine:
         return self.lint_documents([document] if document else [], result)
 
     def _load(self, candidate: Candidate, result: RunResult) -> Document | None:
+        self.files_read += 1
         path = candidate.path
         try:
             info = os.stat(path)
@@ -144,9 +153,16 @@ class Engine:
                 result.skipped.append((candidate.display, "not a regular file"))
                 return None
             size = info.st_size
-            if size > MAX_FILE_BYTES:
-                return _unreadable(candidate.display, f"file is {size / 1e6:.1f} MB; dslint reads files up to {MAX_FILE_BYTES // 1_000_000} MB")
             with open(path, "rb") as handle:
+                if size > HEAD_BYTES and candidate.display.lower().endswith(JSON_SUFFIXES):
+                    # a dataset or tokenizer: its head says so, without reading megabytes (dslint/documents/sniff.py)
+                    reason = data_json(handle.read(HEAD_BYTES), size)
+                    if reason is not None:
+                        result.skipped.append((candidate.display, reason))
+                        return None
+                    handle.seek(0)
+                if size > MAX_FILE_BYTES:
+                    return _unreadable(candidate.display, f"file is {size / 1e6:.1f} MB; dslint reads files up to {MAX_FILE_BYTES // 1_000_000} MB")
                 data = handle.read(MAX_FILE_BYTES + 1)
         except OSError as exc:
             reason = exc.strerror or str(exc)
@@ -160,7 +176,7 @@ class Engine:
 
     def _parse(self, display: str, data: bytes, explicit: bool, result: RunResult) -> Document | None:
         try:
-            return read_document(display, data)
+            return read_document(display, data, explicit=explicit)
         except Skipped as exc:
             result.skipped.append((display, str(exc)))
         except RecursionError:
@@ -317,6 +333,7 @@ class Engine:
             if reader is not None and program is not None and not program.established:
                 assumed = program
         configured = self._configured_severity(found)
+        producer = _producer(target)
         out = []
         try:
             for finding in found.run(target, self.context):
@@ -329,7 +346,7 @@ class Engine:
                     notes.append(assumed.assumption)
                 # A `severity` setting wins; otherwise a finding may carry its own (e.g. an error
                 # when the consumer is known, a warning for a standalone file).
-                out.append(_diagnostic(found, configured or finding.severity or found.severity, finding, notes))
+                out.append(_diagnostic(found, configured or finding.severity or found.severity, finding, notes, producer))
         except Exception as exc:
             where = getattr(getattr(target, "document", target), "path", "?")
             result.internal_errors.append(InternalError(f"{found.code} {found.name} on {where}", _summary(exc)))
@@ -450,7 +467,7 @@ def _drop_fixes_in_unmapped_strings(diagnostic: Diagnostic, by_source: dict[int,
     diagnostic.alternatives = [f for f in diagnostic.alternatives if not any(unmapped(e) for e in f.edits)]
 
 
-def _diagnostic(found: Rule, severity: Severity, finding: Finding, notes: list[str]) -> Diagnostic:
+def _diagnostic(found: Rule, severity: Severity, finding: Finding, notes: list[str], producer: str | None = None) -> Diagnostic:
     return Diagnostic(
         span=finding.span,
         code=found.code,
@@ -462,7 +479,21 @@ def _diagnostic(found: Rule, severity: Severity, finding: Finding, notes: list[s
         alternatives=list(finding.alternatives),
         notes=notes,
         help=finding.help,
+        producer=producer,
     )
+
+
+def _producer(target) -> str | None:
+    """The file a rule's target comes from: a document, a launch's script or config, or (a
+    DeepSpeed use) the launch that reaches the config, else the config itself."""
+    launch = getattr(target, "launch", None)
+    if launch is not None and getattr(launch, "origin", None) is not None:
+        return launch.origin.path
+    origin = getattr(target, "origin", None)
+    if origin is not None and hasattr(origin, "path"):
+        return origin.path
+    document = getattr(target, "document", None) or (target if hasattr(target, "source") else None)
+    return getattr(document, "path", None)
 
 
 def _unreadable(display: str, message: str) -> Document:

@@ -25,6 +25,27 @@ class DecodeError(Exception):
         self.column = column
 
 
+def describe_encoding(data: bytes) -> str | None:
+    """What undecodable bytes are, when that is more than "invalid UTF-8": UTF-16/32 (a BOM, or
+    NULs between ASCII letters), or binary (NUL bytes). None for text that is just not UTF-8."""
+    if data.startswith((codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)):
+        return f"UTF-32 text (BOM {data[:4].hex(' ')})"
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return f"UTF-16 text (BOM {data[:2].hex(' ')})"
+    head = data[:4096]
+    nul = head.find(b"\x00")
+    if nul == -1:
+        return None
+    if len(head) >= 8:
+        for width, label in ((4, "UTF-32"), (2, "UTF-16")):
+            for phase in range(width):
+                ascii_lane = head[phase::width]
+                other = bytes(b for i, b in enumerate(head) if i % width != phase)
+                if other and not other.strip(b"\x00") and ascii_lane.strip(b"\x00") and all(32 <= b < 127 or b in (9, 10, 13) for b in ascii_lane):
+                    return f"{label} text without a BOM"
+    return f"binary file (NUL byte at offset {nul})"
+
+
 @dataclass
 class SourceFile:
     path: str

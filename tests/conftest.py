@@ -15,6 +15,13 @@ def corpus() -> Path:
     return CORPUS
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _cache_outside_the_tree(tmp_path_factory):
+    """dslint's persistent cache (.dslint_cache/ where it runs) goes to a temporary folder, so that
+    test runs leave nothing in the repository or the corpus; tests of the cache set their own."""
+    os.environ.setdefault("DSLINT_CACHE_DIR", str(tmp_path_factory.mktemp("dslint-cache")))
+
+
 @pytest.fixture(autouse=True)
 def _no_color(monkeypatch):
     monkeypatch.setenv("NO_COLOR", "1")

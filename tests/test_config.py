@@ -1,7 +1,8 @@
 """Configuration files: where they are found, which one wins, and every setting.
 
-``[tool.dslint]`` in pyproject.toml, ``dslint.toml`` or ``.dslint.toml``, searched upward from
-the working directory; ``--config`` and ``--no-config``; globs relative to the file's directory.
+``[tool.dslint]`` in pyproject.toml, ``dslint.toml`` or ``.dslint.toml``: the nearest above
+each linted file, else the one found upward from the working directory; ``--config`` and
+``--no-config``; globs relative to the file's directory.
 Runs ``python -m dslint`` in a temporary tree, as a user would.
 """
 
@@ -119,7 +120,29 @@ def test_precedence_of_the_three_names(tree):
 def test_the_nearest_directory_wins(tree):
     write(tree, {".dslint.toml": 'select = ["DS101"]\n', "configs/pyproject.toml": '[tool.dslint]\nselect = ["DS102"]\n'})
     assert [f[1] for f in findings(tree / "configs", ".")] == ["DS102"]
-    assert [f[1] for f in findings(tree, ".")] == ["DS101"]
+    # from the top too: each file gets the nearest configuration above it, as in ruff
+    assert findings(tree, ".") == [("configs/templates/ds102.json", "DS102", "error")]
+    write(tree, {"third_party/dslint.toml": 'select = ["DS002"]\n'})
+    assert findings(tree, ".") == [("configs/templates/ds102.json", "DS102", "error"), ("third_party/vendor/ds002.json", "DS002", "error")]
+    # named one by one, as pre-commit passes them: the same settings per file
+    named = findings(tree, "configs/ds101.json", "configs/templates/ds102.json", "third_party/vendor/ds002.json")
+    assert named == findings(tree, ".")
+
+
+def test_settings_of_a_repository_checked_from_elsewhere(tree, tmp_path_factory):
+    write(tree, {"pyproject.toml": '[tool.dslint]\nignore = ["DS101", "DS002"]\n'})
+    elsewhere = tmp_path_factory.mktemp("elsewhere")
+    (elsewhere / "dslint.toml").write_text('select = ["DS002"]\n', encoding="utf-8")  # the working directory's: not the repository's
+    shown = os.path.relpath(tree, elsewhere)
+    assert findings(elsewhere, str(tree)) == [(f"{shown}/configs/templates/ds102.json", "DS102", "error")]
+    assert findings(elsewhere, str(tree / "configs" / "ds101.json")) == []
+
+
+def test_a_broken_nested_configuration_is_a_usage_error(tree):
+    write(tree, {"configs/dslint.toml": "select = [\n"})
+    proc = run(tree, ".")
+    assert proc.returncode == 2
+    assert "configs/dslint.toml: not valid TOML" in proc.stderr
 
 
 def test_config_option_and_no_config(tree):
@@ -197,13 +220,34 @@ def test_fail_on(tree):
 def test_exclude_walked_and_explicit_files(tree):
     write(tree, {"dslint.toml": 'exclude = ["third_party/*", "configs/templates"]\n'})
     assert findings(tree) == [ALL[0]]
-    proc = run(tree, "third_party/vendor/ds002.json", "configs/ds101.json", core=True)
+    proc = run(tree, "-v", ".", core=True)
+    assert "dslint: skipped third_party/vendor/: excluded by 'third_party/*' (exclude in dslint.toml)" in proc.stderr
+    # A file named on the command line is read, as in ruff ...
+    assert findings(tree, "third_party/vendor/ds002.json", "configs/ds101.json") == [ALL[0], ALL[2]]
+    # ... unless --force-exclude (or force-exclude = true) asks for the exclusions there too, as pre-commit does.
+    proc = run(tree, "-v", "--force-exclude", "third_party/vendor/ds002.json", "configs/ds101.json", core=True)
     assert proc.returncode == 1
     assert "ds002.json" not in proc.stdout
-    assert "dslint: skipped third_party/vendor/ds002.json: excluded by configuration" in proc.stderr
+    assert "dslint: skipped third_party/vendor/ds002.json: excluded by 'third_party/*' (exclude in dslint.toml)" in proc.stderr
+    write(tree, {"dslint.toml": 'exclude = ["third_party/*", "configs/templates"]\nforce-exclude = true\n'})
+    assert findings(tree, "third_party/vendor/ds002.json", "configs/ds101.json") == [ALL[0]]
+    assert findings(tree, "--no-force-exclude", "third_party/vendor/ds002.json") == [ALL[2]]
     # Relative to the configuration file, also from a subdirectory.
     assert findings(tree / "third_party", ".") == []
     assert findings(tree / "configs", ".") == [("ds101.json", "DS101", "error")]
+
+
+def test_exclude_and_extend_exclude_on_the_command_line(tree):
+    write(tree, {"dslint.toml": 'exclude = ["third_party"]\nextend-exclude = ["templates"]\n'})
+    assert findings(tree) == [ALL[0]]
+    # --exclude replaces the exclude setting (extend-exclude stays); its globs are relative to the working directory
+    assert findings(tree, "--exclude", "configs/ds1*.json") == [ALL[2]]
+    assert findings(tree / "configs", "--exclude", "ds1*.json", "..") == [("../third_party/vendor/ds002.json", "DS002", "error")]
+    # --extend-exclude adds to both
+    assert findings(tree, "--extend-exclude", "ds101.json") == []
+    assert findings(tree, "--exclude", "", "--extend-exclude", "vendor,ds101.json") == []
+    assert findings(tree, "--no-config") == ALL
+    assert findings(tree, "--no-config", "--extend-exclude", "third_party,templates") == [ALL[0]]
 
 
 def test_exclude_by_file_name(tree):
@@ -291,6 +335,9 @@ def test_unknown_setting_in_pyproject(tree):
     ("select = [1]\n", "'select' must be a list of strings, but holds an integer"),
     ('ignore = { DS101 = true }\n', "'ignore' must be a list of strings, not a table"),
     ('exclude = [["a"]]\n', "'exclude' must be a list of strings"),
+    ('extend-exclude = [1]\n', "'extend-exclude' must be a list of strings"),
+    ('respect-gitignore = "no"\n', "'respect-gitignore' must be true or false, not a string"),
+    ('force-exclude = 1\n', "'force-exclude' must be true or false, not an integer"),
     ('world-size = "8"\n', "'world-size' must be an integer, not a string"),
     ("world-size = true\n", "'world-size' must be an integer, not a boolean"),
     ("world-size = 2.0\n", "'world-size' must be an integer, not a number"),
@@ -325,3 +372,15 @@ def test_tool_dslint_must_be_a_table(tmp_path):
     with pytest.raises(ConfigError, match="must be a table"):
         load_settings(tmp_path / "pyproject.toml")
     assert run(tmp_path, "--config", "pyproject.toml").returncode == 2
+
+
+def test_respect_gitignore_setting(tree):
+    write(tree, {".gitignore": "third_party/\n", "dslint.toml": "respect-gitignore = false\n"})
+    (tree / ".git").mkdir()
+    (tree / ".git" / "HEAD").write_text("ref: refs/heads/main\n", encoding="utf-8")
+    assert findings(tree) == ALL
+    write(tree, {"dslint.toml": "respect-gitignore = true\n"})
+    assert findings(tree) == ALL[:2]
+    assert findings(tree, "--no-respect-gitignore") == ALL
+    write(tree, {"dslint.toml": "respect-gitignore = false\n"})
+    assert findings(tree, "--respect-gitignore") == ALL[:2]

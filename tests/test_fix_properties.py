@@ -4,7 +4,13 @@
 - BOM, newline style, final newline and permissions are kept;
 - bytes outside the edited lines do not change (checked line by line with difflib);
 - fixing twice changes nothing the second time (idempotence);
-- no temporary file is left behind.
+- no temporary file is left behind;
+- a fix never creates a finding: after --fix --unsafe-fixes, every (file, code) has at most as
+  many findings as before (positions may move), on every rule fixture with every rule on, on
+  the corpus, and on generated configs. A fix that would trade one error for another (a rounded
+  value DeepSpeed rejects, "auto" written where nobody fills it in, a quoted word that is still
+  no valid choice, a deleted `$ARGS` word) is not offered. Fixtures hold no unrelated problem
+  that a fix would merely reveal, so that anything found here is worth reading.
 """
 
 from __future__ import annotations
@@ -56,6 +62,65 @@ def _assert_kept(before: bytes, after: bytes, name: str):
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(a=old, b=new, autojunk=False).get_opcodes():
         if tag == "equal":
             assert old[i1:i2] == new[j1:j2]
+
+
+def _tally(result) -> dict[tuple[str, str], int]:
+    tally: dict[tuple[str, str], int] = {}
+    for diagnostic in result.diagnostics:
+        key = (diagnostic.path, diagnostic.code)
+        tally[key] = tally.get(key, 0) + 1
+    return tally
+
+
+# Fixes whose purpose is to make a setting DeepSpeed ignores take effect (DS202 renames
+# `zero_optimisation` to `zero_optimization`; its title says "the setting starts to take
+# effect"). What the setting holds was written by the author, and is judged once it counts:
+# values under an ignored key are deliberately not judged before (DS211's fixture "a value under
+# a key DeepSpeed ignores is not judged"). Findings such a fix reveals in its own file are not
+# ones it created; in any other file they would be.
+REVEALING = {"DS202"}
+
+
+def _created(lint) -> list[str]:
+    """Findings after fixing in memory (unsafe fixes included) that were not there before, by file and code."""
+    before = lint({})
+    outcome = fix_paths(lint, unsafe=True, write=False)
+    assert outcome.converged and not outcome.result.internal_errors
+    old, new = _tally(before), _tally(outcome.result)
+    applied = sorted({code for _, code, _ in outcome.applied})
+    revealed_in = {path for path, code, _ in outcome.applied if code in REVEALING}
+    return [
+        f"{d.path}:{d.span.source.position(d.span.start)[0]} {d.code} {d.message} (after fixes of {', '.join(applied)})"
+        for d in outcome.result.diagnostics
+        if new[(d.path, d.code)] > old.get((d.path, d.code), 0) and d.path not in revealed_in
+    ]
+
+
+def _fixture_cases():
+    import yaml
+
+    for path in sorted((Path(__file__).parent / "rules").glob("*.yaml")):
+        spec = yaml.safe_load(path.read_text(encoding="utf-8"))
+        for case in spec["cases"]:
+            yield pytest.param(spec["rule"], case, id=f"{path.stem}-{case['name']}")
+
+
+@pytest.mark.parametrize("rule,case", list(_fixture_cases()))
+def test_fixes_create_no_finding_in_the_rule_fixtures(rule, case, tmp_path, monkeypatch):
+    from test_rules import _settings, _write
+
+    monkeypatch.chdir(tmp_path)
+    _write(tmp_path, case)
+    settings = _settings(rule, case, tmp_path)
+    settings.select = ["ALL"]  # every rule judges what every fix wrote
+    engine = Engine(settings)
+    assert _created(lambda overrides: engine.lint_paths(["."], overrides)) == []
+
+
+def test_fixes_create_no_finding_in_the_corpus(corpus, monkeypatch):
+    monkeypatch.chdir(corpus)
+    engine = Engine(Settings(root=corpus))
+    assert _created(lambda overrides: engine.lint_paths(["."], overrides)) == []
 
 
 def test_fixing_the_corpus_keeps_every_file_valid_and_is_idempotent(corpus, tmp_path, monkeypatch):
@@ -144,6 +209,20 @@ def test_fixing_generated_configs(tmp_path_factory, data, world, mode):
             assert _kind(path) == (kind, True) or emptied
         assert not _fix(engine, ["."]).applied
         assert [p.name for p in root.iterdir()] == ["ds_config.json"]
+    finally:
+        os.chdir(cwd)
+
+
+@settings(max_examples=300, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=deepspeed_files(), world=st.sampled_from([None, 1, 3, 4, 8]))
+def test_fixes_create_no_finding_in_generated_configs(tmp_path_factory, data, world):
+    root = tmp_path_factory.mktemp("gen")
+    (root / "ds_config.json").write_bytes(data)
+    cwd = os.getcwd()
+    os.chdir(root)
+    try:
+        engine = _engine(root, world)
+        assert _created(lambda overrides: engine.lint_paths(["."], overrides)) == []
     finally:
         os.chdir(cwd)
 
@@ -277,6 +356,7 @@ def test_a_fix_loop_that_does_not_converge_is_an_internal_error(tmp_path, monkey
     assert not outcome.converged
     assert (tmp_path / "ds.json").read_text() == '{"zero_optimization": {"stage": 2}}\n', "nothing is written"
     monkeypatch.setattr("dslint.engine.load_rules", lambda: ([never_done], []))
+    monkeypatch.setattr("dslint.rule.load_rules", lambda: ([never_done], []))
     result = CliRunner().invoke(cli.main, ["check", "--fix", "."])
     assert result.exit_code == 2
     assert "fixes did not converge" in result.output

@@ -84,36 +84,91 @@ def _snapshot(destination: Path) -> Path:
 def test_pre_commit_hooks_are_declared():
     hooks = {hook["id"]: hook for hook in yaml.safe_load(HOOKS.read_text(encoding="utf-8"))}
     assert set(hooks) == {"dslint", "dslint-fix"}
-    assert hooks["dslint"]["entry"] == "dslint check"
-    assert hooks["dslint-fix"]["entry"] == "dslint check --fix"
+    assert hooks["dslint"]["entry"] == "dslint check --force-exclude"
+    assert hooks["dslint-fix"]["entry"] == "dslint check --force-exclude --fix"
     for hook in hooks.values():
         assert hook["language"] == "python"
-        assert hook["types_or"] == ["json", "yaml", "shell", "text"]
-        assert hook["files"] == hooks["dslint"]["files"]
+        assert hook["types"] == ["text"]
         assert hook["require_serial"] is True
     assert "require_serial" in HOOKS.read_text(encoding="utf-8").split("- id:")[0], "the choice of require_serial is explained"
 
 
-def test_pre_commit_hooks_pass_the_files_dslint_reads(tmp_path):
-    """pre-commit runs a hook on a file when its `files` pattern matches and identify gives it one
-    of `types_or`: that must be every file `dslint check .` reads (SLURM batch scripts too), and no other."""
-    import re
-
-    identify = pytest.importorskip("identify.identify", reason="identify comes with pre-commit")
+@pytest.mark.parametrize("name, passed", [
+    ("ds_config.json", True), ("configs/zero3.JSON", True), ("conf.hjson", True), ("conf.jsonc", True), ("train.yaml", True),
+    ("a/b.yml", True), ("run.sh", True), ("run.bash", True), ("job.slurm", True), ("jobs/train.sbatch", True), ("scripts/train", True),
+    ("README.md", False), ("train.py", False), (".envrc", False), ("data.csv", False),
+])
+def test_the_hooks_pass_every_name_dslint_reads(name, passed):
+    """pre-commit matches `files` with re.search; identify gives no `shell` type to .slurm, .sbatch or a non-executable script."""
     from dslint.discovery import CANDIDATE_SUFFIXES
 
-    hook = yaml.safe_load(HOOKS.read_text(encoding="utf-8"))[0]
+    for hook in yaml.safe_load(HOOKS.read_text(encoding="utf-8")):
+        assert bool(re.search(hook["files"], name)) is passed, (hook["id"], name)
+    suffix = "." + name.rsplit(".", 1)[-1].lower() if "." in name.rsplit("/", 1)[-1] else ""
+    if suffix in CANDIDATE_SUFFIXES:
+        assert passed
 
-    def passed(name: str, text: str = "x: 1\n") -> bool:
-        path = tmp_path / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-        return bool(re.search(hook["files"], name)) and bool(identify.tags_from_path(str(path)) & set(hook["types_or"]))
 
-    assert all(passed(f"configs/x{suffix}") for suffix in CANDIDATE_SUFFIXES)
-    assert passed("slurm/train.slurm", "#!/bin/bash\n#SBATCH -N 2\n") and passed("jobs/sft.sbatch", "#SBATCH -N 1\nsrun python t.py\n")
-    assert passed("scripts/train", "#!/bin/bash\ndeepspeed train.py\n")
-    assert not any(passed(name) for name in ("train.py", "README.md", "requirements.txt", "slurm.py"))
+def _readme_pre_commit_config() -> str:
+    (body,) = [body for lang, body in _integration_blocks() if lang == "yaml" and "repos:" in body]
+    return body
+
+
+def test_the_readme_hook_is_the_shipped_hook():
+    (repo,) = yaml.safe_load(_readme_pre_commit_config())["repos"]
+    assert repo["repo"] == "local"
+    (hook,) = repo["hooks"]
+    (shipped,) = [h for h in yaml.safe_load(HOOKS.read_text(encoding="utf-8")) if h["id"] == hook["id"]]
+    assert hook["language"] == "system"  # the dslint installed where you commit
+    for key in ("entry", "types", "files", "require_serial"):
+        assert hook[key] == shipped[key], key
+    assert "world-size" not in _readme_pre_commit_config()
+
+
+HOOK_PROJECT = {
+    "dslint.toml": 'exclude = ["third_party"]\n',
+    "configs/ds_config.json": MISMATCH,
+    "configs/zero2.json": '{"train_micro_batch_size_per_gpu": 2, "gradient_accumulation_steps": 4, "fp16": {"enabled": true},\n'
+                          ' "zero_optimization": {"stage": 2}}\n',
+    "scripts/train.sh": "#!/bin/bash\ntorchrun --nproc_per_node 8 train.py --deepspeed configs/zero2.json --bf16 True \\\n"
+                        "    --per_device_train_batch_size 2 --gradient_accumulation_steps 4 --output_dir out\n",
+    "scripts/job.slurm": "#!/bin/bash\n#SBATCH --nodes=1\ndeepspeed --num_gpus 8 pretrain.py \\ \n    --deepspeed_config configs/ds_config.json\n",
+    "third_party/vendor.json": MISMATCH,
+    "data/train.json": "[" + ",".join(['{"instruction": "x", "output": "y"}'] * 3000) + "]\n",
+}
+
+
+@needs_git
+def test_the_readme_pre_commit_snippet_works_verbatim(tmp_path):
+    """The README's .pre-commit-config.yaml, as written, in a fresh repository, with an installed dslint:
+    the hook fails with the findings `dslint check .` reports, .slurm scripts included."""
+    pytest.importorskip("pre_commit", reason="pre-commit is a test dependency: pip install -e '.[test]'")
+    project = tmp_path / "project"
+    project.mkdir()
+    _git(project, "init", "-q")
+    (project / ".pre-commit-config.yaml").write_text(_readme_pre_commit_config(), encoding="utf-8")
+    for name, text in HOOK_PROJECT.items():
+        (project / name).parent.mkdir(parents=True, exist_ok=True)
+        (project / name).write_text(text, encoding="utf-8")
+    _git(project, "add", "-A")
+    path = _dslint_on_path(tmp_path)
+    env = _env(PRE_COMMIT_HOME=str(tmp_path / "pre-commit-home"), PRE_COMMIT_COLOR="never", PATH=path)
+
+    hook = subprocess.run([sys.executable, "-m", "pre_commit", "run", "--all-files", "--color", "never"],
+                          cwd=project, env=env, capture_output=True, text=True, timeout=600)
+    assert hook.returncode == 1, hook.stdout + hook.stderr
+    check = subprocess.run(["dslint", "check", "."], cwd=project, env=env, capture_output=True, text=True, timeout=600)
+    assert check.returncode == 1 and check.stdout.startswith("configs/ds_config.json:1:22: DS101 ")
+    assert check.stdout in hook.stdout, hook.stdout  # the same report, word for word
+    assert "scripts/job.slurm:3:" in check.stdout  # passed by the hook's `files`: the space after a backslash
+    assert "DS301" in check.stdout or "DS4" in check.stdout  # fp16 config under --bf16: the launch was linked
+    assert "third_party" not in hook.stdout and "data/train.json" not in hook.stdout
+
+    # staged one at a time, as a commit usually is: the same findings for that file
+    only = subprocess.run([sys.executable, "-m", "pre_commit", "run", "--files", "configs/ds_config.json", "--color", "never"],
+                          cwd=project, env=env, capture_output=True, text=True, timeout=600)
+    alone = subprocess.run(["dslint", "check", "configs/ds_config.json"], cwd=project, env=env, capture_output=True, text=True)
+    assert only.returncode == 1 and alone.stdout in only.stdout
 
 
 @pytest.mark.slow
@@ -155,6 +210,35 @@ def test_pre_commit_try_repo_check_then_fix(tmp_path):
     again = try_repo("dslint")
     assert again.returncode == 0, again.stdout + again.stderr
     assert "Passed" in again.stdout
+
+
+@needs_git
+def test_pre_commit_fails_on_a_single_staged_config_and_names_its_launch(tmp_path):
+    """Pre-commit passes only the staged JSON: dslint still reads the launch that names it (issue 13)."""
+    pytest.importorskip("pre_commit", reason="pre-commit is a test dependency: pip install -e '.[test]'")
+    from programs import HF_TRAINER
+
+    hooks_repo = _snapshot(tmp_path / "dslint-repo")
+    project = tmp_path / "project"
+    (project / "scripts").mkdir(parents=True)
+    (project / "configs").mkdir()
+    _git(project, "init", "-q")
+    (project / "scripts" / "train.sh").write_text(
+        "torchrun --nproc_per_node 4 train.py --deepspeed configs/ds.json --bf16 True --per_device_train_batch_size 2\n")
+    (project / "train.py").write_text(HF_TRAINER)
+    config = project / "configs" / "ds.json"
+    config.write_text('{"bf16": {"enabled": "auto"}, "train_micro_batch_size_per_gpu": "auto", "zero_optimization": {"stage": 2}}\n')
+    (project / "dslint.toml").write_text('select = ["DS301"]\n')
+    _git(project, "add", "-A")
+    _git(project, "commit", "-q", "--no-verify", "-m", "a launch and its config")
+    config.write_text('{"fp16": {"enabled": true}, "train_micro_batch_size_per_gpu": "auto", "zero_optimization": {"stage": 2}}\n')
+    _git(project, "add", "configs/ds.json")  # the only staged file
+    env = _env(PRE_COMMIT_HOME=str(tmp_path / "pre-commit-home"), PRE_COMMIT_COLOR="never")
+    hook = subprocess.run([sys.executable, "-m", "pre_commit", "try-repo", str(hooks_repo), "dslint", "--color", "never"],
+                          cwd=project, env=env, capture_output=True, text=True, timeout=900)
+    assert hook.returncode == 1, hook.stdout + hook.stderr
+    assert "configs/ds.json:1:22: DS301 [error]" in hook.stdout, hook.stdout
+    assert "scripts/train.sh:1:50:" in hook.stdout, hook.stdout  # the launch that reads it, in a related line
 
 
 # ---- the GitHub Action -------------------------------------------------------------------------

@@ -13,27 +13,36 @@ from dslint.documents.classify import (
     training_flavor,
 )
 from dslint.documents.model import ACCELERATE, DEEPSPEED, SCRIPT, TRAINING_JSON, TRAINING_YAML, Document, ParseProblem
-from dslint.source import DecodeError, SourceFile, Span
+from dslint.documents.sniff import named_like_deepspeed
+from dslint.source import DecodeError, SourceFile, Span, describe_encoding
+
+UNREADABLE = "unreadable"  # the kind of a file nothing could read (reported by DS003)
 
 
 class Skipped(Exception):
     """A file dslint does not lint, with the reason."""
 
 
-def read_document(path: str, data: bytes, expect: str | None = None) -> Document:
+def read_document(path: str, data: bytes, expect: str | None = None, explicit: bool = False) -> Document:
     """Parse ``data`` (the bytes of ``path``) into a Document, or raise Skipped.
 
     ``expect`` is the kind a launch says the file is (a `--deepspeed` argument names a
     DeepSpeed config whatever its keys look like); it wins over classification by content.
+    A file that must be a config (named on the command line, named by a launch, or named like
+    a DeepSpeed config) and that no reader can read (empty, binary, UTF-16/32, not UTF-8) is an
+    error that names the readers, never a silent skip.
     """
     kind = suffix_kind(path)
     if kind is None and expect is not None:
         kind = "json" if expect == DEEPSPEED else "yaml"
+    required = explicit or expect is not None or (kind == "json" and named_like_deepspeed(path))
     try:
         source = SourceFile.from_bytes(path, data)
     except DecodeError as exc:
-        return _undecodable(path, data, kind, exc)
+        return _unreadable_config(path, data, kind, expect, required, exc)
     if kind in ("json", "yaml") and not source.text.strip():
+        if required:
+            return _unreadable_config(path, data, kind, expect, required, None, source)
         raise Skipped("empty file")
     if kind == "json":
         return _expected(_read_json, source, expect)
@@ -147,18 +156,52 @@ def _mentions_training_keys(text: str) -> bool:
     return len(keys & TRAINING_KEYS) >= 2
 
 
-def _undecodable(path: str, data: bytes, kind: str | None, exc: DecodeError) -> Document:
-    text = data.decode("utf-8", "replace")
-    if kind == "json" and classify_unparsable_json(text, path):
-        source = SourceFile(path=path, text=text)
-        offset = source.offset(exc.line, exc.column)
-        problem = ParseProblem(Span(source, offset, min(offset + 1, len(text))), f"cannot be read as text: {exc.message}")
-        return Document(source=source, kind=DEEPSPEED, root=None, problems=[problem], strict_json=False)
-    if kind == "yaml" and _mentions_training_keys(text):
-        from dslint.documents.model import TRAINING_YAML
+# What each kind of file is read with, for the message of a file none of them can read.
+_JSON_READERS = "DeepSpeed's hjson and HF's json.load"
+_YAML_READERS = "HF, LLaMA-Factory, ms-swift and accelerate"
 
+
+def _unreadable_config(path: str, data: bytes, kind: str | None, expect: str | None, required: bool, exc: DecodeError | None,
+                       source: SourceFile | None = None) -> Document:
+    """A config its readers cannot read (empty, binary, UTF-16/32, not UTF-8), or Skipped when it need not be a config.
+
+    A DS001 on the kind the file has to be (a launch names it, its name or text says DeepSpeed
+    config or training YAML); a DS003 when it was only named on the command line.
+    """
+    text = data.decode("utf-8", "replace") if exc is not None else ""
+    if expect is not None:
+        document_kind = expect if kind == "yaml" or expect == DEEPSPEED else TRAINING_JSON
+    elif kind == "json" and (named_like_deepspeed(path) or classify_unparsable_json(text, path)):
+        document_kind = DEEPSPEED
+    elif kind == "yaml" and _mentions_training_keys(text):
+        document_kind = TRAINING_YAML
+    elif required and kind in ("json", "yaml"):
+        document_kind = UNREADABLE
+    elif exc is None:
+        raise Skipped("empty file")
+    else:
+        raise Skipped(f"cannot be read as text: {describe_encoding(data) or exc.message}")
+    if exc is None:  # empty
+        if kind == "json":
+            note = "HF's json.load raises 'Expecting value'; DeepSpeed's hjson reads {} and finds no batch size"
+        else:
+            note = "yaml.safe_load gives None, which HfArgumentParser and accelerate's config loader fail on"
+        return Document(source=source, kind=document_kind, root=None, problems=[ParseProblem(Span(source, 0, 0), "empty file", note)])
+    encoding = describe_encoding(data)
+    readers = _JSON_READERS if kind == "json" else _YAML_READERS
+    if encoding is None:  # text that is not UTF-8: show the line with the bad byte
         source = SourceFile(path=path, text=text)
         offset = source.offset(exc.line, exc.column)
-        problem = ParseProblem(Span(source, offset, min(offset + 1, len(text))), f"cannot be read as text: {exc.message}")
-        return Document(source=source, kind=TRAINING_YAML, root=None, problems=[problem])
-    raise Skipped(f"cannot be read as text: {exc.message}")
+        span = Span(source, offset, min(offset + 1, len(text)))
+        message, note = exc.message, f"{readers} {'read YAML as UTF-8 and ' if kind == 'yaml' else ''}raise UnicodeDecodeError"
+    else:
+        source = SourceFile(path=path, text="")
+        span = Span(source, 0, 0)
+        message = encoding
+        if encoding.startswith("binary"):
+            note = f"not text {readers} can read"
+        elif "without a BOM" in encoding:
+            note = f"as UTF-8 it is letters between NULs, which {readers} reject"
+        else:
+            note = f"{readers} read {'YAML as ' if kind == 'yaml' else ''}UTF-8 and raise UnicodeDecodeError"
+    return Document(source=source, kind=document_kind, root=None, problems=[ParseProblem(span, message, note)], strict_json=False)

@@ -43,17 +43,22 @@ class _Loader(_BaseLoader):
 
 
 class _Limit(Exception):
-    pass
+    def __init__(self, message: str, offset: int = 0):
+        super().__init__(message)
+        self.offset = offset
 
 
 def parse_yaml(source: SourceFile) -> tuple[Node | None, list[ParseProblem]]:
     text = source.text
     if not text.strip():
         return None, []
-    if _nesting_exceeds(text, MAX_DEPTH):
+    too_deep = _too_deep_at(text, MAX_DEPTH)
+    if too_deep is not None:
         # libyaml's composer recurses in C once per level: about 25,000 levels overflow an 8 MB
         # C stack (a segfault, not an exception), so deep files are refused before composing.
-        return None, [ParseProblem(Span(source, 0, min(1, len(text))), f"nesting deeper than {MAX_DEPTH} levels; not linted")]
+        line, column = too_deep
+        offset = source.offset(line, column)
+        return None, [ParseProblem(Span(source, offset, min(offset + 1, len(text))), f"nesting deeper than {MAX_DEPTH} levels; not linted")]
     loader = _Loader(text)
     try:
         try:
@@ -73,7 +78,7 @@ def parse_yaml(source: SourceFile) -> tuple[Node | None, list[ParseProblem]]:
     except yaml.YAMLError as exc:
         return None, [_problem_from_error(source, exc)]
     except _Limit as exc:
-        return None, [ParseProblem(Span(source, 0, 1), str(exc))]
+        return None, [ParseProblem(Span(source, exc.offset, min(exc.offset + 1, len(text))), str(exc))]
     except RecursionError:
         return None, [ParseProblem(Span(source, 0, 1), f"nesting deeper than {MAX_DEPTH} levels; not linted")]
     finally:
@@ -86,23 +91,32 @@ def parse_yaml(source: SourceFile) -> tuple[Node | None, list[ParseProblem]]:
 _COMPOSER_SAFE_OPENERS = 2_000
 
 
-def _nesting_exceeds(text: str, limit: int) -> bool:
-    """Does the event stream open more than ``limit`` nested collections? (libyaml's parser is iterative.)"""
+def _too_deep_at(text: str, limit: int) -> tuple[int, int] | None:
+    """Where the event stream opens a collection nested more than ``limit`` deep (1-based line, column), if it does.
+
+    libyaml's parser is iterative, so the scan itself is safe. The libyaml of PyYAML 6.0.4 also
+    refuses more than 1,000 levels ("exceeded maximum nesting depth"), and in a flow collection
+    its scanner reads ahead to the refusal before the parser yields the deep events: that
+    refusal is the same finding, at the place libyaml gave up (6.0.3 has no such limit).
+    """
     openers = text.count("[") + text.count("{") + text.count("-") + text.count(":") + text.count("?")
     if openers <= max(limit, _COMPOSER_SAFE_OPENERS):
-        return False
+        return None
     depth = 0
     try:
         for event in yaml.parse(text, Loader=_Loader):
             if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
                 depth += 1
                 if depth > limit:
-                    return True
+                    return event.start_mark.line + 1, event.start_mark.column + 1
             elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
                 depth -= 1
-    except yaml.YAMLError:
-        pass  # the composer stops at the same place; parse_yaml reports the error
-    return False
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        if mark is not None and "maximum nesting depth" in str(getattr(exc, "problem", "")):
+            return mark.line + 1, mark.column + 1
+        # any other error: the composer stops at the same place, and parse_yaml reports it
+    return None
 
 
 def _problem_from_error(source: SourceFile, exc: yaml.YAMLError) -> ParseProblem:
@@ -138,7 +152,7 @@ class _Converter:
         if self.count > MAX_NODES:
             raise _Limit(f"more than {MAX_NODES} YAML nodes after alias expansion; not linted")
         if depth > MAX_DEPTH:
-            raise _Limit(f"nesting deeper than {MAX_DEPTH} levels; not linted")
+            raise _Limit(f"nesting deeper than {MAX_DEPTH} levels; not linted", node.start_mark.index)
         if node.tag == _STR and type(node) is _SCALAR_NODE:
             # most values are strings, and the constructor returns a str node's text as it is
             return Scalar(span=Span(self.source, node.start_mark.index, node.end_mark.index), value=node.value,

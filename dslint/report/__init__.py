@@ -15,6 +15,7 @@ class ReportOptions:
     show_source: bool = True
     fixed: int = 0  # how many fixes --fix applied
     fix_hint: bool = True
+    summary: bool = True  # the closing "Found ..." / "All checks passed" line (off with --quiet)
 
 
 def location(diagnostic: Diagnostic) -> tuple[int, int, int, int]:

@@ -23,8 +23,9 @@ def render_diagnostic(diagnostic: Diagnostic, options: ReportOptions) -> str:
 
 def render(result, options: ReportOptions) -> str:
     lines = [render_diagnostic(d, options) for d in result.diagnostics]
-    lines.append(summary_line(result, options))
-    return "\n".join(lines) + "\n"
+    if options.summary:
+        lines.append(summary_line(result, options))
+    return "\n".join(lines) + "\n" if lines else ""
 
 
 # ---- --statistics ----------------------------------------------------------------------
@@ -47,7 +48,7 @@ def render_statistics(fmt: str, result, options: ReportOptions) -> str:
     if fmt == "json":
         return json.dumps(rows, indent=2) + "\n"
     if not rows:
-        return summary_line(result, options) + "\n"
+        return summary_line(result, options) + "\n" if options.summary else ""
     count_width = max(len(str(r["count"])) for r in rows)
     code_width = max(len(r["code"]) for r in rows)
     name_width = max(len(r["name"]) for r in rows)

@@ -104,5 +104,7 @@ def render(result, options: ReportOptions) -> str:
     for diagnostic in result.diagnostics:
         lines.extend(render_diagnostic(diagnostic, options))
         lines.append("")
+    if not options.summary:
+        return "\n".join(lines[:-1]) + "\n" if lines else ""
     lines.append(summary_line(result, options))
     return "\n".join(lines) + "\n"

@@ -151,6 +151,10 @@ def option_extent(arg: Arg) -> tuple[int, int] | None:
     return min(s.start for s in spans), max(s.end for s in spans)
 
 
+def _flag_key(text: str) -> str:
+    return text.replace("_", "-").lstrip("-").lower()
+
+
 def remove_arg(arg: Arg):
     """An Edit that deletes the argument: its whole line when it stands alone on it (shell
     continuation lines, YAML keys), else the text and the blanks after it. None when unsure."""
@@ -162,6 +166,9 @@ def remove_arg(arg: Arg):
     start, end = extent
     source = (arg.name_span or arg.span).source
     text = source.text
+    written = text[start:end]
+    if "$" in written or "`" in written or _flag_key(arg.name) not in _flag_key(written):
+        return None  # it comes from an expansion ($GPT_ARGS): deleting the word would delete every argument in it
     line_start = text.rfind("\n", 0, start) + 1
     line_end = text.find("\n", end)
     line_end = len(text) if line_end == -1 else line_end

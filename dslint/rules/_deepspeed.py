@@ -565,9 +565,13 @@ def offload_device(config: Mapping, which: str) -> Any:
 
 
 def has_auto(node: Node) -> bool:
+    """Does the config use HF's "auto" anywhere: evidence that HF Trainer or accelerate is meant to read it.
+
+    "Auto" and "AUTO" count: they show the same intent (and their safe fix writes "auto"), though
+    only the lowercase word is filled in (``is_auto``)."""
     from dslint.documents.model import walk
 
-    return any(isinstance(n, Scalar) and n.value == "auto" for _, n in walk(node))
+    return any(isinstance(n, Scalar) and isinstance(n.value, str) and n.value.strip().lower() == "auto" for _, n in walk(node))
 
 
 def hf_like(use) -> bool:

@@ -32,6 +32,18 @@ def _number(node: Node | None):
     return value
 
 
+def _meant(node: Node | None):
+    """The number the author meant: a plain number, or a whole-number string (``"8"``), which
+    batch-value-type's safe fix writes as that number. The arithmetic is judged on it, so that
+    fixing the type reveals nothing new; None for "auto", placeholders, other types, absence."""
+    number = _number(node)
+    if number is not None:
+        return number
+    if isinstance(node, Scalar) and isinstance(node.value, str) and _INTEGER_TEXT.match(node.value):
+        return int(float(node.value))
+    return None
+
+
 def _fmt(value) -> str:
     if isinstance(value, float) and value.is_integer():
         return str(int(value)) if abs(value) < 1e15 else repr(value)
@@ -105,7 +117,11 @@ def batch_size_mismatch(use, context):
     `train_batch_size` that is not a multiple of micro batch × accumulation).
 
     Values written as `"auto"` are filled in by HF Trainer or accelerate and are not judged
-    here; values of the wrong type are reported by `batch-value-type`.
+    here; values of the wrong type are reported by `batch-value-type`, and a whole-number
+    string (`"8"`) is judged as the number its safe fix writes, so that fixing the type brings
+    no new finding. A number that is not
+    positive beside them is still reported: DeepSpeed asserts every batch value > 0, and HF's
+    `fill_match` rejects a `train_batch_size` other than the one it computes.
 
     ## Why it matters
     DeepSpeed raises `AssertionError: Check batch related parameters. train_batch_size is not
@@ -131,9 +147,13 @@ def batch_size_mismatch(use, context):
     config = use.config
     nodes = {key: config.get(key) for key in BATCH_KEYS}
     for node in nodes.values():
-        if node is not None and _number(node) is None and not (isinstance(node, Scalar) and node.value is None):
-            return  # "auto" or a wrong type: another rule's business
-    values = {key: _number(node) for key, node in nodes.items()}
+        if node is not None and _meant(node) is None and not (isinstance(node, Scalar) and node.value is None):
+            # "auto" or a wrong type is another rule's business; a number that is not positive
+            # fails whoever fills the rest (DeepSpeed's assertion, HF's fill_match), so it is
+            # reported now, not only once the other value is fixed
+            yield from _not_positive(config, nodes)
+            return
+    values = {key: _meant(node) for key, node in nodes.items()}
     tbs, mbs, gas = values[TBS], values[MBS], values[GAS]
     world = use.world_size.value if use.world_size is not None else None
 
@@ -162,6 +182,16 @@ def batch_size_mismatch(use, context):
         return
     note = f"from {given} at world size {_fmt(world)}; DeepSpeed asserts this at start-up"
     yield Finding(anchor, failure.text, related=related, note=note, **_fixes(config, nodes, None))
+
+
+def _not_positive(config, nodes):
+    for key, node in nodes.items():
+        value = _meant(node) if node is not None else None
+        if value is not None and not value > 0:
+            related = _related_keys(config, exclude=key)
+            yield Finding(config.entry(key).value.span, f"{key} is {_fmt(value)}, not greater than 0", related=related,
+                          note="DeepSpeed asserts that it is greater than 0 at start-up")
+            return
 
 
 def _without_world_size(use, nodes, tbs, mbs, gas):

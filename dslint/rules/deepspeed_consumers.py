@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 
-from dslint.diagnostics import Finding, Fix
+from dslint.diagnostics import Finding, Fix, Severity
 from dslint.rule import rule
 from dslint.rules import _deepspeed as ds
 from dslint.source import Span
@@ -84,9 +84,23 @@ def hjson_syntax_for_json_reader(use, context):
     }
     ```
 
+    A UTF-8 byte order mark at the start of the file is the same trap: hjson skips it, `json.load`
+    raises `Unexpected UTF-8 BOM (decode using utf-8-sig)` (Python's json/__init__.py, `loads`).
+    A BOM is an error under those launchers and a warning for a config no launch reaches, since
+    whoever reads it next may be one of them; under the deepspeed launcher it is fine.
+
     ## Fix safety
     No fix: removing comments loses information the author wrote on purpose.
     """
+    if use.document.source.bom and (use.consumer is None or use.consumer in ds.STRICT_JSON_CONSUMERS):
+        source = use.document.source
+        if use.consumer is None:
+            yield Finding(Span(source, 0, 0), "the file starts with a UTF-8 BOM, which json.load rejects", severity=Severity.WARNING,
+                          note="HF Trainer, accelerate, ms-swift and LLaMA-Factory read configs with json.load, which raises "
+                          "'Unexpected UTF-8 BOM' (DeepSpeed's hjson accepts it)")
+        else:
+            yield Finding(Span(source, 0, 0), "the file starts with a UTF-8 BOM, which json.load rejects",
+                          note=f"{ds.consumer_label(use)} reads this config with json.load, which raises 'Unexpected UTF-8 BOM'")
     if use.consumer not in ds.STRICT_JSON_CONSUMERS or use.document.strict_json:
         return
     source = use.document.source

@@ -110,7 +110,7 @@ def _check_type(path: tuple, key: str, spec: dict, item: Entry):
     if isinstance(node, (Mapping, Sequence)):
         return Problem(f"{where} is {ds.describe(value)}, not {_expected(kinds)}")
     if "integer" in kinds:
-        return _check_int(where, key, path, node, value)
+        return _check_int(where, key, path, node, value, spec)
     if "number" in kinds:
         return _check_number(where, key, path, node, value)
     if "boolean" in kinds:
@@ -136,7 +136,7 @@ def _expected(kinds: set) -> str:
     return " or ".join(names.get(k, k) for k in sorted(kinds) if k != "null") or "a value"
 
 
-def _check_int(where: str, key: str, path: tuple, node: Node, value):
+def _check_int(where: str, key: str, path: tuple, node: Node, value, spec: dict | None = None):
     # fp16.loss_scale_window / min_loss_scale: a `before` validator rejects bools and anything
     # Python's int() cannot read (precision_config.py:165-180), e.g. "1000.0".
     custom = path == ("fp16",) and key in ("loss_scale_window", "min_loss_scale")
@@ -162,9 +162,22 @@ def _check_int(where: str, key: str, path: tuple, node: Node, value):
                 fix = Fix.safe(f"Write the number {int(number)}", replace_value(node, int(number)))
             help = _placeholder_help(value)
         elif isinstance(value, float) and math.isfinite(value) and not value.is_integer():
-            rounded = round(value)
-            fix = Fix.unsafe(f"Round to {rounded}", replace_value(node, rounded))
+            rounded = _rounded_within(value, spec or {}, custom)
+            if rounded is not None:
+                fix = Fix.unsafe(f"Round to {rounded}", replace_value(node, rounded))
         return Problem(f"{where} is {_how(node)}, not an integer", f"{exc.reason}, so pydantic raises 'Input should be a valid integer'", fix, help)
+    return None
+
+
+def _rounded_within(value: float, spec: dict, positive: bool) -> int | None:
+    """The nearest whole number DeepSpeed also accepts: inside the field's bounds, and above 0 for
+    fp16.loss_scale_window and min_loss_scale, which dynamic loss scaling requires (precision_config.py:
+    182-197; rounding 0.5 to 0 would trade a type error for that one). None when no neighbour fits."""
+    for candidate in dict.fromkeys((round(value), math.floor(value), math.ceil(value))):
+        if positive and candidate <= 0:
+            continue
+        if _violated(spec, candidate) is None:
+            return candidate
     return None
 
 
@@ -705,8 +718,9 @@ def gradient_clipping_default(use, context):
 
     ## What it checks
     DeepSpeed configs with no top-level `gradient_clipping` that describe a training run: they
-    have a `zero_optimization` or `optimizer` section, or HF Trainer, accelerate, ms-swift or
-    LLaMA-Factory launch them. (A file with batch sizes only is often a fragment.)
+    have a section (`zero_optimization`, `optimizer`, `fp16`, ... even misspelled), or HF Trainer,
+    accelerate, ms-swift or LLaMA-Factory launch them. (A file with batch sizes only is often a
+    fragment.)
 
     ## Why it matters
     The default changed from 0.0 (no clipping) to 1.0 in DeepSpeed 0.19.3
@@ -730,8 +744,8 @@ def gradient_clipping_default(use, context):
     config = use.config
     if "gradient_clipping" in config:
         return
-    if not (ds.hf_like(use) or "optimizer" in config or "zero_optimization" in config):
-        return  # a fragment with batch sizes only says nothing about the training run
+    if not (ds.hf_like(use) or any(isinstance(entry.value, Mapping) for entry in config.entries)):
+        return  # a fragment with batch sizes only (no section at all) says nothing about the training run
     versions = ds.Versions(use, context)
     history = ds.key_history("gradient_clipping").get("default_changed", {})
     changed = history.get("version", "0.19.3")

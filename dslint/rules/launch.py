@@ -936,7 +936,9 @@ def swift_config_flag(plan, context):
 
     ## Fix safety
     Unsafe: it moves the file to the first argument, where ms-swift reads it before the other
-    flags, which then override it.
+    flags, which then override it. No fix when the file is not there (beside the script, in the
+    folders above it, or in the working directory): the launch would then stop on a missing file
+    instead (DS303), and which file was meant is the author's call.
     """
     if plan.launcher not in ("swift", "megatron") or plan.command is None:
         return
@@ -956,7 +958,8 @@ def swift_config_flag(plan, context):
             source = option.span.source
             entry = plan.command.command.args[0] if plan.command.command.args else None
             fix = None
-            if entry is not None and option.value.value and (verdict is None or verdict.everywhere):
+            if entry is not None and option.value.value and (verdict is None or verdict.everywhere) \
+                    and not _missing_file(plan, option.value.value):
                 end = option.span.end
                 while end < len(source.text) and source.text[end] in " \t":
                     end += 1
@@ -1014,3 +1017,18 @@ def swift_tuner_flag(plan, context):
             fix = (Fix.safe if certain else Fix.unsafe)(f"Rename to {right}", Edit.replace(span, text))
         yield Finding(arg.name_span or arg.span or plan.span, message, fix=fix, note=note, help=calls,
                       severity=Severity.ERROR if certain else verdict.severity())
+
+
+def _missing_file(plan, raw: str) -> bool:
+    """Is the file ``raw`` (as a launch names it) known to be absent? False when unsure ($VAR)."""
+    import os
+    from pathlib import Path
+
+    if any(char in raw for char in "$`*?") or raw.startswith("~"):
+        return False
+    path = Path(raw)
+    if path.is_absolute():
+        return not path.is_file()
+    origin = getattr(getattr(plan, "origin", None), "path", None)
+    base = Path(os.path.abspath(origin)).parent if origin and not origin.startswith("<") else Path.cwd()
+    return not any((folder / path).is_file() for folder in (base, *base.parents, Path.cwd()))

@@ -61,8 +61,25 @@ def _rename(plan, value, old: str, new: str, title: str):
     name_span = _env_name_span(value, old)
     if name_span is None:
         return None
+    if new == "ASCEND_RT_VISIBLE_DEVICES" and not _device_list_takes_effect_safely(plan, value):
+        return None
     make = Fix.unsafe if _referenced(plan, old) else Fix.safe
     return make(title, Edit.replace(name_span, new))
+
+
+def _device_list_takes_effect_safely(plan, value) -> bool:
+    """Renaming an inert device list to ASCEND_RT_VISIBLE_DEVICES makes it select the NPUs: not a fix
+    when the launch then starts more processes per node than it lists (processes-exceed-devices), or
+    when the deepspeed launcher picks the devices from --num_gpus/--include and ignores the variable
+    (deepspeed-visible-devices-on-npu)."""
+    if plan.launcher == "deepspeed" and any(k in plan.launcher_args for k in ("num_gpus", "include", "exclude")):
+        return False
+    text = getattr(value, "value", None)
+    procs = plan.procs_per_node.value if plan.procs_per_node is not None else None
+    if text is None:
+        return procs is None
+    listed = len([part for part in str(text).split(",") if part.strip()])
+    return not isinstance(procs, int) or procs <= listed
 
 
 def _env_span(value, plan) -> Span:
@@ -100,7 +117,9 @@ def cuda_visible_devices_on_npu(plan, context):
 
     ## Fix safety
     Safe: the same list under the name the Ascend runtime reads (unsafe when the script reads
-    `$CUDA_VISIBLE_DEVICES` elsewhere). No fix when `ASCEND_RT_VISIBLE_DEVICES` is also set.
+    `$CUDA_VISIBLE_DEVICES` elsewhere). No fix when `ASCEND_RT_VISIBLE_DEVICES` is also set. No fix
+    when the list would then select fewer NPUs than the launch starts processes per node, or when
+    the deepspeed launcher takes its devices from `--num_gpus`/`--include` and ignores the variable.
     """
     target = _npu(plan, context)
     value = plan.env.get("CUDA_VISIBLE_DEVICES")
@@ -377,7 +396,9 @@ def ignored_npu_device_variable(plan, context):
     ## Fix safety
     Unsafe: renames the variable to `ASCEND_RT_VISIBLE_DEVICES`, which takes logical ids as the
     process sees them (inside a container whose devices were mapped, they start at 0); check the
-    ids. No fix when `ASCEND_RT_VISIBLE_DEVICES` is set too.
+    ids. No fix when `ASCEND_RT_VISIBLE_DEVICES` is set too. No fix
+    when the list would then select fewer NPUs than the launch starts processes per node, or when
+    the deepspeed launcher takes its devices from `--num_gpus`/`--include` and ignores the variable.
     """
     if _gpu_by_setting(context):
         return
@@ -486,6 +507,14 @@ def npu_liger_kernel(plan, context):
 FA_NEWER = {"flash_attention_3": "flash_attention_2", "flash_attention_4": "flash_attention_2", "flash_attn_3": "flash_attention_2"}
 
 
+def _flash_attention_2_loads(plan, context) -> bool:
+    """Every transformers release the launch may run with routes FlashAttention-2 to torch_npu."""
+    from dslint.rules.npu_versions import FLASH_ATTENTION_2_ON_NPU, judge
+
+    start = plan.origin.path if plan.origin is not None else None
+    return judge("transformers", start, context, plan.program, FLASH_ATTENTION_2_ON_NPU)[1] is None
+
+
 @rule("DS511", "npu-flash-attention-version", severity="error", target="launch", fixable=True)
 def npu_flash_attention_version(plan, context):
     """FlashAttention 3/4 on Ascend NPU: CUDA only.
@@ -509,7 +538,9 @@ def npu_flash_attention_version(plan, context):
     `swift sft --attn_impl flash_attention_3 ...` on Ascend. Use instead: `--attn_impl flash_attention_2`.
 
     ## Fix safety
-    Unsafe: FlashAttention-2 is a different kernel (same results up to rounding).
+    Unsafe: FlashAttention-2 is a different kernel (same results up to rounding). Where some
+    transformers release the launch may run with cannot load FlashAttention-2 on NPU
+    (`npu-flash-attention-2-version`), the fix writes `sdpa` instead.
     """
     target = _npu(plan, context)
     if target is None:
@@ -526,6 +557,8 @@ def npu_flash_attention_version(plan, context):
         if value.value is None or value.value.lower() not in table:
             continue
         replacement = table[value.value.lower()]
+        if replacement == "flash_attention_2" and not _flash_attention_2_loads(plan, context):
+            replacement = "sdpa"  # FlashAttention-2 on NPU fails to load in some transformers releases (DS517)
         yield Finding(
             value.span or plan.span,
             f"{written(value.arg)}: FlashAttention 3/4 do not run on Ascend NPU",

@@ -548,8 +548,10 @@ def yaml11_scalar_trap(plan, context):
     Use instead: `save_strategy: "no"`.
 
     ## Fix safety
-    Quoting a boolean word is safe (the string is what the choice needs). Rewriting `010` as `10`
-    is unsafe: it changes the value to what was probably meant.
+    Quoting a boolean word is safe (the string is what the choice needs). A word that is not one
+    of the choices even as a string (`save_strategy: no` for ms-swift 4.6, which has only
+    `steps` and `epoch`) gets no fix: quoting it would trade this error for an invalid choice.
+    Rewriting `010` as `10` is unsafe: it changes the value to what was probably meant.
     """
     ctx = _context(plan, context)
     if not ctx.active:
@@ -577,10 +579,9 @@ def yaml11_scalar_trap(plan, context):
                         note=f"{ctx.label()} rejects it (valid: {', '.join(map(str, valid))})",
                         fix=Fix.safe(f'Quote it: "{raw.lower()}"', Edit.replace(node.span, f'"{raw.lower()}"')),
                     )
-                else:
+                else:  # no fix: quoted, the word is still not a choice (DS705); which choice was meant is the author's call
                     yield Finding(node.span, f"{name}: {raw} is the boolean {node.value} in YAML 1.1, not a choice",
-                                  note=f"{ctx.label()} expects one of {', '.join(map(str, valid))}",
-                                  fix=Fix.unsafe(f'Quote it: "{raw}"', Edit.replace(node.span, f'"{raw}"')))
+                                  note=f"{ctx.label()} expects one of {', '.join(map(str, valid))}")
             elif "string" in kinds:
                 yield Finding(node.span, f"{name}: {raw} is the boolean {node.value} in YAML 1.1, not the string '{raw}'",
                               fix=Fix.safe(f'Quote it: "{raw}"', Edit.replace(node.span, f'"{raw}"')),

@@ -96,6 +96,7 @@ class Lexer:
         self.pos = 0
         self.far = -1
         self.eof_reads = 0
+        self.eof_bonus = 0  # lines bash adds at the end of the input after a failed `((` (dparen)
         self.holes: dict[int, int] = {}  # line start -> where reading resumes (here-documents read early)
         self.pushback: tuple | None = None
         # token state (yylex): what was read last, and before that
@@ -122,7 +123,7 @@ class Lexer:
 
     def mark(self) -> tuple[int, int]:
         """Where bash's line number stands now (computed into a line only when a message needs it)."""
-        return (max(self.far, self.pos - 1), self.eof_reads)
+        return (max(self.far, self.pos - 1), self.eof_reads + self.eof_bonus if self.eof_reads else 0)
 
     def line_at(self, mark: tuple[int, int]) -> int:
         far, eof_reads = mark
@@ -308,6 +309,11 @@ class Lexer:
             if ok:
                 self.value = text
                 return ARITH_CMD
+            if self.far >= self.n - 1:
+                # the attempt read the input's last newline: at the end of the input bash then
+                # names one line more (`((a || b)` alone in a file: "line 3" where a plain
+                # `(a || b` gives "line 2"), as bash 5.2's oracle runs show
+                self.eof_bonus = 1
             self.pos = start  # bash pushes the text back and reads it as a nested subshell
             return "("
         return None

@@ -1,0 +1,150 @@
+"""The command-line habits of ruff and yamllint users: -q, --color, --output-file, progress on a terminal."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+DS101_JSON = '{"train_batch_size": 48, "train_micro_batch_size_per_gpu": 4, "gradient_accumulation_steps": 8}\n'
+CLEAN_JSON = '{"train_micro_batch_size_per_gpu": 4, "gradient_accumulation_steps": 8}\n'
+ANSI = "\x1b["
+
+
+def run(cwd: Path, *args: str, **env: str) -> subprocess.CompletedProcess:
+    base = {k: v for k, v in os.environ.items() if k not in ("GITHUB_ACTIONS", "NO_COLOR", "FORCE_COLOR")}
+    base.update(env)
+    proc = subprocess.run([sys.executable, "-m", "dslint", "--no-config", "--select", "DS101", *args], cwd=cwd, capture_output=True,
+                          text=True, env=base, timeout=120)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    return proc
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    (tmp_path / "bad.json").write_text(DS101_JSON, encoding="utf-8")
+    (tmp_path / "good.json").write_text(CLEAN_JSON, encoding="utf-8")
+    (tmp_path / "package.json").write_text('{"name": "web"}\n', encoding="utf-8")
+    return tmp_path
+
+
+def test_quiet_prints_the_findings_and_nothing_else(project):
+    loud = run(project, ".")
+    quiet = run(project, "-q", ".")
+    assert quiet.returncode == loud.returncode == 1
+    assert loud.stdout.startswith(quiet.stdout) and quiet.stdout.startswith("bad.json:1:22: DS101 [error]")
+    assert "Found 1 error" in loud.stdout and "Found" not in quiet.stdout
+    assert run(project, "--quiet", "--format", "concise", ".").stdout.splitlines() == [loud.stdout.splitlines()[0]]
+    clean = run(project, "-q", "good.json")
+    assert (clean.returncode, clean.stdout) == (0, "")
+    assert "All checks passed" in run(project, "good.json").stdout
+    # a named file that was skipped gets no note either
+    assert run(project, "-q", "package.json").stderr == "" and "skipped package.json" in run(project, "package.json").stderr
+
+
+@pytest.mark.parametrize("choice, env, coloured", [
+    ("always", {}, True),
+    ("always", {"NO_COLOR": "1"}, True),  # asked for on the command line: the option wins
+    ("never", {"FORCE_COLOR": "1"}, False),
+    ("auto", {}, False),  # stdout is a pipe here
+    ("auto", {"FORCE_COLOR": "1"}, True),
+    ("auto", {"FORCE_COLOR": "1", "NO_COLOR": "1"}, False),
+    ("auto", {"FORCE_COLOR": "0"}, False),
+    (None, {"FORCE_COLOR": "1"}, True),  # auto is the default
+])
+def test_color(project, choice, env, coloured):
+    args = ("--color", choice) if choice else ()
+    proc = run(project, *args, ".", **env)
+    assert (ANSI in proc.stdout) is coloured, proc.stdout
+    assert proc.stdout.replace("\x1b[31m", "").replace("\x1b[1m", "").replace("\x1b[0m", "").startswith("bad.json:1:22: DS101 [error]")
+
+
+def test_color_on_a_terminal(project):
+    """auto colours a terminal (stdout a pty) unless NO_COLOR is set."""
+    pty = pytest.importorskip("pty")
+
+    def on_a_terminal(**env: str) -> str:
+        master, slave = pty.openpty()
+        base = {k: v for k, v in os.environ.items() if k not in ("GITHUB_ACTIONS", "NO_COLOR", "FORCE_COLOR")} | env
+        proc = subprocess.Popen([sys.executable, "-m", "dslint", "--no-config", "--select", "DS101", "bad.json"], cwd=project,
+                                stdout=slave, stderr=subprocess.PIPE, env=base)
+        os.close(slave)
+        chunks = []
+        while True:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+        proc.wait(timeout=120)
+        os.close(master)
+        return b"".join(chunks).decode("utf-8", "replace")
+
+    assert ANSI in on_a_terminal()
+    assert ANSI not in on_a_terminal(NO_COLOR="1")
+
+
+def test_output_file(project):
+    proc = run(project, "--output-file", "reports/dslint.txt", ".")
+    assert proc.returncode == 1 and proc.stdout == ""
+    report = (project / "reports" / "dslint.txt").read_text(encoding="utf-8")
+    assert report.startswith("bad.json:1:22: DS101 [error]") and "Found 1 error" in report and ANSI not in report
+    proc = run(project, "-o", "out.json", "--format", "json", ".", FORCE_COLOR="1")
+    assert proc.returncode == 1 and proc.stdout == ""
+    assert json.loads((project / "out.json").read_text(encoding="utf-8"))["summary"]["errors"] == 1
+    proc = run(project, "--output-file", "out.txt", "good.json")
+    assert proc.returncode == 0 and "All checks passed" in (project / "out.txt").read_text(encoding="utf-8")
+    (project / "taken").mkdir()
+    assert run(project, "--output-file", "taken", ".").returncode == 2
+    bad = run(project, "--output-file", "bad.json/report.txt", ".")  # under a file: cannot be created
+    assert bad.returncode == 2 and "bad.json/report.txt: cannot write the report" in bad.stderr
+
+
+def test_no_progress_line_unless_stderr_is_a_terminal(project):
+    for index in range(400):
+        (project / f"ds{index}.json").write_text(CLEAN_JSON, encoding="utf-8")
+    proc = run(project, ".")
+    assert "reading files" not in proc.stderr and "\r" not in proc.stderr
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_line_on_a_terminal(monkeypatch):
+    """After the delay, a line counts the files the engines have read; it is erased at the end."""
+    from dslint import cli
+
+    terminal = _Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    monkeypatch.setattr(cli._Progress, "DELAY", 0.0)
+    monkeypatch.delenv("DSLINT_NO_PROGRESS", raising=False)
+    progress = cli._Progress.start(10)
+    engine = type("E", (), {"files_read": 4})()
+    progress.engines.append(engine)
+    shown = threading.Event()
+    for _ in range(200):  # wait for the thread's first line; no timing is asserted
+        if "reading files 4/10" in terminal.getvalue():
+            shown.set()
+            break
+        threading.Event().wait(0.05)
+    engine.files_read = 10
+    for _ in range(200):
+        if "10 files read" in terminal.getvalue():
+            break
+        threading.Event().wait(0.05)
+    progress.stop()
+    text = terminal.getvalue()
+    assert shown.is_set(), text
+    assert "dslint: 10 files read; checking launches and rules" in text
+    assert text.endswith("\r\x1b[K")
+    assert cli._Progress.start(10, quiet=True)._thread is None
