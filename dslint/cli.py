@@ -190,20 +190,17 @@ def _check_options(parser) -> None:
     add("-q", "--quiet", action="store_true", help="Print the findings and nothing else (no summary, no notes).")
     add("--color", choices=["auto", "always", "never"], default="auto", help="Colour the text output (auto: on a terminal, unless NO_COLOR is set; FORCE_COLOR forces it).")
     add("--device-memory", metavar="SIZE", default=None, help="Memory of one device (e.g. 80GB) for memory-fit; default: from the hardware setting.")
+    add("--no-cache", action="store_true", help="Neither read nor write .dslint_cache/ (also DSLINT_NO_CACHE=1).")
     return "[OPTIONS] [PATHS]..."
 
 
 def check(paths, fmt, output_file, statistics, select, extend_select, ignore, exit_zero, fail_on, world_size, target, config_file, no_config,
           exclude, extend_exclude, force_exclude, respect_gitignore, stdin_filename, fix, unsafe_fixes, diff, fix_only, show_fixes, add_noqa,
-          verbose, quiet, color, device_memory=None):
+          verbose, quiet, color, device_memory=None, no_cache=False):
     """Lint PATHS (files or directories; default: the current directory; '-' reads stdin)."""
-    from dslint.config import ConfigError, Setting
+    from dslint.config import Setting
     from dslint.diagnostics import Severity
-    from dslint.discovery import PathError
-    from dslint.engine import Engine, settings_problems
-    from dslint.report import ReportOptions, render
     from dslint.rule import load_rules
-    from dslint import workspace
 
     memory = _memory_size(device_memory) if device_memory is not None else None
 
@@ -232,12 +229,66 @@ def check(paths, fmt, output_file, statistics, select, extend_select, ignore, ex
         if respect_gitignore is not None:
             settings.respect_gitignore = respect_gitignore
 
-    scopes = _scopes(config_file, no_config, adjust)
     rules, plugin_errors = load_rules()
     for error in plugin_errors:
         _echo(f"dslint: warning: plugin '{error.entry_point}' failed to load: {error.message}", err=True)
 
     paths = list(paths) or ["."]
+    # A plain check of unchanged files reuses the report of the last identical run (dslint/cache.py).
+    cached, recording, run_cache = None, None, None
+    if not (no_cache or fix or fix_only or diff or add_noqa or fmt == "junit" or "-" in paths):
+        from dslint.cache import Recorder, RunCache, cache_root
+
+        key = [repr((paths, select, extend_select, ignore, fail_on, world_size, target, config_file, no_config, exclude, extend_exclude,
+                     force_exclude, respect_gitignore, stdin_filename, device_memory)),
+               ";".join(f"{r.code}:{r.origin}:{r.severity.label}" for r in rules)]
+        root = cache_root()
+        run_cache = RunCache(root, key)
+        cached = run_cache.load()
+        if cached is None:
+            recording = Recorder(root).__enter__()
+    if cached is not None:
+        _finish(cached, paths, fmt, output_file, statistics, exit_zero, verbose, quiet, color, show_fixes, None, diff, fix_only)
+        return
+    try:
+        run, outcome = _check(paths, fmt, fix, fix_only, diff, add_noqa, unsafe_fixes, stdin_filename, quiet, rules, plugin_errors,
+                              config_file, no_config, adjust, recorded=recording is not None)
+    finally:
+        if recording is not None:
+            recording.__exit__(None, None, None)
+    if recording is not None and not run.result.internal_errors:
+        run_cache.store(recording, _CachedRun.of(run))
+    _finish(run, paths, fmt, output_file, statistics, exit_zero, verbose, quiet, color, show_fixes, outcome, diff, fix_only)
+
+
+class _CachedRun:
+    """What a report needs of a run, kept in the cache: the findings, the counts and the verdict."""
+
+    def __init__(self, result, failing: bool):
+        self.result = result
+        self._failing = failing
+
+    @classmethod
+    def of(cls, run) -> "_CachedRun":
+        from dslint.engine import RunResult
+
+        result = run.result
+        lean = RunResult(diagnostics=result.diagnostics, skipped=result.skipped, plugin_errors=result.plugin_errors, files=result.files)
+        return cls(lean, run.failing())
+
+    def failing(self) -> bool:
+        return self._failing
+
+
+def _check(paths, fmt, fix, fix_only, diff, add_noqa, unsafe_fixes, stdin_filename, quiet, rules, plugin_errors, config_file, no_config, adjust,
+           recorded=False):
+    """Read the settings, find and lint the files (fixing them when asked): (run, fix outcome)."""
+    from dslint.config import ConfigError
+    from dslint.discovery import PathError
+    from dslint.engine import Engine, settings_problems
+    from dslint import workspace
+
+    scopes = _scopes(config_file, no_config, adjust)
     reading_stdin = paths == ["-"]
     if "-" in paths and not reading_stdin:
         _fail("'-' (stdin) cannot be combined with other paths")
@@ -287,11 +338,19 @@ def check(paths, fmt, output_file, statistics, select, extend_select, ignore, ex
             result = outcome.result
             run = next((r for r in reversed(runs) if r.result is result), workspace.WorkspaceRun(result, []))
         else:
-            # JUnit lists every file read, which a split run does not bring back from its worker
-            run = lint(split=fmt != "junit")
-            result = run.result
+            # JUnit lists every file read, which a split run does not bring back from its worker; a
+            # run recorded for the cache reads everything here, where the recorder sees it
+            run = lint(split=fmt != "junit" and not recorded)
     finally:
         progress.stop()
+    return run, outcome
+
+
+def _finish(run, paths, fmt, output_file, statistics, exit_zero, verbose, quiet, color, show_fixes, outcome, diff, fix_only):
+    """Report a run and exit with its status."""
+    from dslint.report import ReportOptions, render
+
+    result = run.result
 
     if diff:
         _emit("".join(outcome.diffs), "diff")

@@ -24,7 +24,7 @@ from dslint.gitignore import IgnoreFile, decide, find_repository, repository_at,
 SKIP_DIRS = frozenset(
     {
         ".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv", ".tox", ".nox",
-        ".mypy_cache", ".pytest_cache", ".ruff_cache", "site-packages", ".eggs", ".idea", ".vscode",
+        ".mypy_cache", ".pytest_cache", ".ruff_cache", ".dslint_cache", "site-packages", ".eggs", ".idea", ".vscode",
     }
 )
 CANDIDATE_SUFFIXES = JSON_SUFFIXES + YAML_SUFFIXES + SCRIPT_SUFFIXES
@@ -55,6 +55,8 @@ class Candidate:
     display: str  # as reported
     explicit: bool  # named on the command line (not found by walking)
     settings: Settings | None = field(default=None, compare=False, repr=False)  # its folder's (Scopes)
+    # read only because it names a given file (dslint.context): its findings count where they involve one
+    context: bool = field(default=False, compare=False)
 
 
 class PathError(Exception):

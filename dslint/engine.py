@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from dslint.config import Scopes, Settings
-from dslint.diagnostics import Diagnostic, Finding, Related, Severity
+from dslint.diagnostics import Diagnostic, Finding, Severity
 from dslint.discovery import Candidate, discover, matches
 from dslint.documents import Skipped, read_candidate
 from dslint.documents.model import DEEPSPEED, SCRIPT, TRAINING_JSON, TRAINING_YAML, Document
@@ -293,17 +293,20 @@ class Engine:
             if reader is not None and program is not None and not program.established:
                 assumed = program
         configured = self._configured_severity(found)
+        producer = _producer(target)
         out = []
         try:
             for finding in found.run(target, self.context):
                 finding = _onto_real_file(finding, target)
                 if finding is None:
                     continue
+                notes = [finding.note] if finding.note else []
                 if assumed is not None:
-                    finding = _on_assumption(finding, assumed, found.severity)
+                    finding = _on_assumption(finding, found.severity)
+                    notes.append(assumed.assumption)
                 # A `severity` setting wins; otherwise a finding may carry its own (e.g. an error
                 # when the consumer is known, a warning for a standalone file).
-                out.append(_diagnostic(found, configured or finding.severity or found.severity, finding))
+                out.append(_diagnostic(found, configured or finding.severity or found.severity, finding, notes, producer))
         except Exception as exc:
             where = getattr(getattr(target, "document", target), "path", "?")
             result.internal_errors.append(InternalError(f"{found.code} {found.name} on {where}", _summary(exc)))
@@ -372,6 +375,8 @@ def _onto_real_file(finding: Finding, target) -> Finding | None:
         related=[r for r in finding.related if r.span is None or not r.span.source.virtual],
         fix=None,
         severity=getattr(finding, "severity", None),
+        note=finding.note,
+        help=_help_without(finding),
     )
 
 
@@ -382,13 +387,21 @@ def _reader_of(target) -> tuple[str | None, object]:
     return reader, getattr(plan, "program", None)
 
 
-def _on_assumption(finding: Finding, program, default: Severity) -> Finding:
-    """A finding about a reader that was guessed, not read from the program: never an error, never a fix."""
+def _on_assumption(finding: Finding, default: Severity) -> Finding:
+    """A finding about a reader that was guessed, not read from the program: never an error, never a
+    fix (its title stays as the help). The caller notes the assumption."""
     severity = min(finding.severity or default, Severity.WARNING)
     fix = finding.fix if finding.fix is not None and finding.fix.any_reader else None
-    return Finding(span=finding.span, message=finding.message,
-                   related=[*finding.related, Related(f"assumed: {program.assumption}")],
-                   fix=fix, alternatives=[f for f in finding.alternatives if f.any_reader], severity=severity)
+    return Finding(span=finding.span, message=finding.message, related=list(finding.related), fix=fix,
+                   alternatives=[f for f in finding.alternatives if f.any_reader], severity=severity,
+                   note=finding.note, help=finding.help if fix is not None else _help_without(finding))
+
+
+def _help_without(finding: Finding) -> str | None:
+    """The help of a finding whose fix is dropped: what the fix would have done, unless the rule says more."""
+    if finding.help is not None or finding.fix is None:
+        return finding.help
+    return finding.fix.title
 
 
 def _relative(path: str, root: Path) -> str:
@@ -409,11 +422,12 @@ def _drop_fixes_in_unmapped_strings(diagnostic: Diagnostic, by_source: dict[int,
         )
 
     if diagnostic.fix is not None and any(unmapped(e) for e in diagnostic.fix.edits):
+        diagnostic.help = diagnostic.help or diagnostic.fix.title
         diagnostic.fix = None
     diagnostic.alternatives = [f for f in diagnostic.alternatives if not any(unmapped(e) for e in f.edits)]
 
 
-def _diagnostic(found: Rule, severity: Severity, finding: Finding) -> Diagnostic:
+def _diagnostic(found: Rule, severity: Severity, finding: Finding, notes: list[str], producer: str | None = None) -> Diagnostic:
     return Diagnostic(
         span=finding.span,
         code=found.code,
@@ -423,7 +437,23 @@ def _diagnostic(found: Rule, severity: Severity, finding: Finding) -> Diagnostic
         related=list(finding.related),
         fix=finding.fix,
         alternatives=list(finding.alternatives),
+        notes=notes,
+        help=finding.help,
+        producer=producer,
     )
+
+
+def _producer(target) -> str | None:
+    """The file a rule's target comes from: a document, a launch's script or config, or (a
+    DeepSpeed use) the launch that reaches the config, else the config itself."""
+    launch = getattr(target, "launch", None)
+    if launch is not None and getattr(launch, "origin", None) is not None:
+        return launch.origin.path
+    origin = getattr(target, "origin", None)
+    if origin is not None and hasattr(origin, "path"):
+        return origin.path
+    document = getattr(target, "document", None) or (target if hasattr(target, "source") else None)
+    return getattr(document, "path", None)
 
 
 def _summary(exc: BaseException) -> str:

@@ -66,6 +66,12 @@ class SourceFile:
             pos = find("\n", pos + 1)
         self._line_starts = starts
 
+    def __getstate__(self) -> dict:
+        """Pickled (the run cache) without what is derived from the text and rebuilt on demand."""
+        state = dict(self.__dict__)
+        state.update(_utf8=None, _byte_line_starts=None, _char_anchors=[])
+        return state
+
     @classmethod
     def from_bytes(cls, path: str, data: bytes) -> "SourceFile":
         bom = data.startswith(codecs.BOM_UTF8)

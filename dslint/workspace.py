@@ -34,9 +34,17 @@ def find(paths: list[str], scopes: Scopes, cwd: Path | None = None) -> tuple[lis
 
 
 def lint(found: tuple[list[Candidate], list[tuple[str, str]]], scopes: Scopes, rules: list[Rule], plugin_errors: list[PluginError],
-         overrides: dict[str, bytes] | None = None, *, split: bool = False, progress=None) -> WorkspaceRun:
-    """Lint what ``find`` found, one engine per settings object; ``progress.engines`` gets each engine (the CLI's progress line)."""
+         overrides: dict[str, bytes] | None = None, *, split: bool = False, progress=None, context: bool = True) -> WorkspaceRun:
+    """Lint what ``find`` found, one engine per settings object; ``progress.engines`` gets each engine (the CLI's progress line).
+
+    ``context``: configs named on the command line are linted with the launches of their
+    repository that name them (dslint.context), whose findings count where they involve a given file.
+    """
     candidates, skipped = found
+    extra = _context(candidates, scopes) if context else []
+    if extra:
+        candidates = candidates + extra
+        split = False  # a handful of files: nothing to share out
     groups: dict[int, tuple[Settings, list[Candidate]]] = {}
     for candidate in candidates:
         settings = candidate.settings or scopes.fallback
@@ -49,9 +57,42 @@ def lint(found: tuple[list[Candidate], list[tuple[str, str]]], scopes: Scopes, r
         if progress is not None:
             progress.engines.append(engine)
         runs.append((settings, engine.lint_found(members, skipped if index == 0 else [], overrides, split=split)))
+    if extra:
+        given = {c.display for c in candidates if not c.context}
+        for _, result in runs:
+            _only_what_involves(result, {c.display for c in extra}, given)
     if len(runs) == 1:
         return WorkspaceRun(runs[0][1], runs)
     return WorkspaceRun(_merge([result for _, result in runs], plugin_errors), runs)
+
+
+def _context(candidates: list[Candidate], scopes: Scopes) -> list[Candidate]:
+    from dslint.context import context_candidates, wants_context
+
+    if not wants_context(candidates):
+        return []
+    from dslint.cache import NameIndex, cache_root
+
+    return context_candidates(candidates, scopes, Path.cwd(), NameIndex(cache_root()))
+
+
+def _only_what_involves(result: RunResult, context: set[str], given: set[str]) -> None:
+    """Keep a context file's findings, and those its launches produced, only where they involve a
+    given file; never a fix that edits a file nobody asked dslint to check."""
+    from dataclasses import replace
+
+    from dslint.context import involves
+
+    kept = []
+    for diagnostic in result.diagnostics:
+        if (diagnostic.producer in context or diagnostic.path in context) and not involves(diagnostic, given):
+            continue
+        if diagnostic.fix is not None and any(edit.source.path in context for edit in diagnostic.fix.edits):
+            diagnostic = replace(diagnostic, fix=None, alternatives=[], help=diagnostic.help or diagnostic.fix.title)
+        kept.append(diagnostic)
+    result.diagnostics = kept
+    result.documents = [document for document in result.documents if document.path not in context]
+    result.files = len(result.documents)
 
 
 def _merge(results: list[RunResult], plugin_errors: list[PluginError]) -> RunResult:

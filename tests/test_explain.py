@@ -298,6 +298,24 @@ def test_readme_snippet_shows_real_output(tmp_path):
     assert run.output == shown.group(2)
 
 
+def test_readme_memory_fit_snippet_shows_real_output(tmp_path, monkeypatch):
+    """README's DS801 example (`dslint check ... --device-memory 80GB`) is what dslint prints today."""
+    import re
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    snippet = readme[readme.index("## Explain a launch") :]
+    script = re.search(r"```bash\n(.*?)```", snippet, re.S).group(1)
+    shown = re.search(r"```text\n\$ dslint (check [^\n]*)\n(.*?)```", snippet, re.S)
+    args = shown.group(1).split()
+    target = tmp_path / args[-1]
+    target.parent.mkdir(parents=True)
+    target.write_text(script, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    run = CliRunner().invoke(main, [args[0], "--no-config", *args[1:]], catch_exceptions=False)
+    assert run.exit_code == 1
+    assert run.output == shown.group(2)
+
+
 def test_the_launch_behind_wrappers_and_a_batch_script(tmp_path, monkeypatch):
     """explain names what runs the launch (srun, the `bash -c` string) and the #SBATCH lines its world comes from."""
 

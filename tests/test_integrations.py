@@ -212,6 +212,35 @@ def test_pre_commit_try_repo_check_then_fix(tmp_path):
     assert "Passed" in again.stdout
 
 
+@needs_git
+def test_pre_commit_fails_on_a_single_staged_config_and_names_its_launch(tmp_path):
+    """Pre-commit passes only the staged JSON: dslint still reads the launch that names it (issue 13)."""
+    pytest.importorskip("pre_commit", reason="pre-commit is a test dependency: pip install -e '.[test]'")
+    from programs import HF_TRAINER
+
+    hooks_repo = _snapshot(tmp_path / "dslint-repo")
+    project = tmp_path / "project"
+    (project / "scripts").mkdir(parents=True)
+    (project / "configs").mkdir()
+    _git(project, "init", "-q")
+    (project / "scripts" / "train.sh").write_text(
+        "torchrun --nproc_per_node 4 train.py --deepspeed configs/ds.json --bf16 True --per_device_train_batch_size 2\n")
+    (project / "train.py").write_text(HF_TRAINER)
+    config = project / "configs" / "ds.json"
+    config.write_text('{"bf16": {"enabled": "auto"}, "train_micro_batch_size_per_gpu": "auto", "zero_optimization": {"stage": 2}}\n')
+    (project / "dslint.toml").write_text('select = ["DS301"]\n')
+    _git(project, "add", "-A")
+    _git(project, "commit", "-q", "--no-verify", "-m", "a launch and its config")
+    config.write_text('{"fp16": {"enabled": true}, "train_micro_batch_size_per_gpu": "auto", "zero_optimization": {"stage": 2}}\n')
+    _git(project, "add", "configs/ds.json")  # the only staged file
+    env = _env(PRE_COMMIT_HOME=str(tmp_path / "pre-commit-home"), PRE_COMMIT_COLOR="never")
+    hook = subprocess.run([sys.executable, "-m", "pre_commit", "try-repo", str(hooks_repo), "dslint", "--color", "never"],
+                          cwd=project, env=env, capture_output=True, text=True, timeout=900)
+    assert hook.returncode == 1, hook.stdout + hook.stderr
+    assert "configs/ds.json:1:22: DS301 [error]" in hook.stdout, hook.stdout
+    assert "scripts/train.sh:1:50:" in hook.stdout, hook.stdout  # the launch that reads it, in a related line
+
+
 # ---- the GitHub Action -------------------------------------------------------------------------
 
 

@@ -40,7 +40,7 @@ def _seen(result) -> dict:
 
     return {
         "diagnostics": [
-            (where(d.span), d.code, d.severity.value, d.message,
+            (where(d.span), d.code, d.severity.value, d.message, list(d.notes), d.help,
              [(r.message, where(r.span)) for r in d.related],
              None if d.fix is None else (d.fix.title, d.fix.applicability, [(e.source.path, e.start, e.end, e.content) for e in d.fix.edits]))
             for d in result.diagnostics
@@ -109,7 +109,7 @@ def test_a_linked_tree_is_reported_the_same(tmp_path, monkeypatch):
     _tree(tmp_path, LINKED_TREE)
     one, two = _both_ways(tmp_path, monkeypatch)
     assert one == two
-    said = [(d[0][0], d[1], d[3]) for d in two["diagnostics"]]
+    said = [(d[0][0], d[1], " ".join([d[3], *d[4]])) for d in two["diagnostics"]]  # the headline and its notes
 
     def has(path, code, words):
         return any(p == path and c == code and words in m for p, c, m in said)

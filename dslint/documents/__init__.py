@@ -243,24 +243,25 @@ def _unreadable_config(path: str, data: bytes, kind: str | None, expect: str | N
         raise Skipped(f"cannot be read as text: {describe_encoding(data) or exc.message}")
     if exc is None:  # empty
         if kind == "json":
-            message = "empty file: HF's json.load raises 'Expecting value'; DeepSpeed's hjson reads {} and finds no batch size"
+            note = "HF's json.load raises 'Expecting value'; DeepSpeed's hjson reads {} and finds no batch size"
         else:
-            message = "empty file: yaml.safe_load gives None, which HfArgumentParser and accelerate's config loader fail on"
-        return Document(source=source, kind=document_kind, root=None, problems=[ParseProblem(Span(source, 0, 0), message)])
+            note = "yaml.safe_load gives None, which HfArgumentParser and accelerate's config loader fail on"
+        return Document(source=source, kind=document_kind, root=None, problems=[ParseProblem(Span(source, 0, 0), "empty file", note)])
     encoding = describe_encoding(data)
     readers = _JSON_READERS if kind == "json" else _YAML_READERS
     if encoding is None:  # text that is not UTF-8: show the line with the bad byte
         source = SourceFile(path=path, text=text)
         offset = source.offset(exc.line, exc.column)
         span = Span(source, offset, min(offset + 1, len(text)))
-        message = f"{exc.message}: {readers} {'read YAML as UTF-8 and ' if kind == 'yaml' else ''}raise UnicodeDecodeError"
+        message, note = exc.message, f"{readers} {'read YAML as UTF-8 and ' if kind == 'yaml' else ''}raise UnicodeDecodeError"
     else:
         source = SourceFile(path=path, text="")
         span = Span(source, 0, 0)
+        message = encoding
         if encoding.startswith("binary"):
-            message = f"{encoding}: not text {readers} can read"
+            note = f"not text {readers} can read"
         elif "without a BOM" in encoding:
-            message = f"{encoding}: as UTF-8 it is letters between NULs, which {readers} reject"
+            note = f"as UTF-8 it is letters between NULs, which {readers} reject"
         else:
-            message = f"{encoding}: {readers} read {'YAML as ' if kind == 'yaml' else ''}UTF-8 and raise UnicodeDecodeError"
-    return Document(source=source, kind=document_kind, root=None, problems=[ParseProblem(span, message)], strict_json=False)
+            note = f"{readers} read {'YAML as ' if kind == 'yaml' else ''}UTF-8 and raise UnicodeDecodeError"
+    return Document(source=source, kind=document_kind, root=None, problems=[ParseProblem(span, message, note)], strict_json=False)

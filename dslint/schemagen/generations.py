@@ -84,11 +84,61 @@ def command(generation: Generation, targets: Path | None, *, check: bool = False
 DEEPSPEED_SDISTS = "deepspeed-sdists"
 
 
-def prepare_sdists(folder: Path) -> None:
-    """``pip download`` each DeepSpeed release from deepspeed_history.OLDEST to NEWEST as an sdist.
+#: The index whose JSON simple API (PEP 691) lists each release's files and their sha256.
+SIMPLE_INDEX = "https://pypi.org/simple/"
 
-    A release pip cannot prepare (0.11.0's setup.py fails) is skipped with a note: the history
-    then dates keys to the oldest release they may have come in, and says so.
+
+def _sdist_link(project: str, version: str) -> tuple[str, str] | None:
+    """(url, sha256) of ``project-version.tar.gz`` on the index, or None when it has none."""
+    import json
+    import urllib.request
+
+    request = urllib.request.Request(f"{SIMPLE_INDEX}{project}/", headers={"Accept": "application/vnd.pypi.simple.v1+json"})
+    with urllib.request.urlopen(request, timeout=60) as response:
+        files = json.load(response)["files"]
+    for entry in files:
+        if entry["filename"] == f"{project}-{version}.tar.gz":
+            return entry["url"], entry["hashes"]["sha256"]
+    return None
+
+
+def _download_sdist(version: str, folder: Path, attempts: int = 3) -> bool:
+    """Fetch the deepspeed sdist file itself, checked against the index's sha256.
+
+    ``pip download --no-binary`` would build metadata first, and some releases' setup.py
+    imports torch (0.13.0), which pip's isolated build environment lacks: the file is all the
+    history needs, so no build step is run.
+    """
+    import hashlib
+    import time
+    import urllib.request
+
+    target = folder / f"deepspeed-{version}.tar.gz"
+    for attempt in range(attempts):
+        try:
+            link = _sdist_link("deepspeed", version)
+            if link is None:
+                return False
+            url, sha256 = link
+            with urllib.request.urlopen(url, timeout=300) as response:
+                data = response.read()
+            if hashlib.sha256(data).hexdigest() != sha256:
+                raise OSError(f"sha256 mismatch for {url}")
+            partial = target.with_suffix(".part")
+            partial.write_bytes(data)
+            partial.replace(target)
+            return True
+        except OSError as error:  # URLError and timeouts are OSErrors
+            print(f"deepspeed {version} sdist, attempt {attempt + 1}: {error}", file=sys.stderr)
+            time.sleep(2 * (attempt + 1))
+    return False
+
+
+def prepare_sdists(folder: Path) -> None:
+    """Download each DeepSpeed release from deepspeed_history.OLDEST to NEWEST as an sdist.
+
+    A release with no sdist on the index is skipped with a note: the history then dates keys to
+    the oldest release they may have come in, and says so.
     """
     from dslint.schemagen.deepspeed_history import published
 
@@ -96,9 +146,7 @@ def prepare_sdists(folder: Path) -> None:
     for version in published():
         if (folder / f"deepspeed-{version}.tar.gz").is_file():
             continue
-        cmd = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--no-binary", ":all:", "-d", str(folder),
-               f"deepspeed=={version}"]
-        if subprocess.call(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL):
+        if not _download_sdist(version, folder):
             print(f"could not download the deepspeed {version} sdist; the history says which release it skipped", file=sys.stderr)
 
 

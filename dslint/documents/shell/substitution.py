@@ -161,5 +161,8 @@ def _outside_quotes(text: str) -> str:
 
 
 def bad_substitution_message(expansion: str, version: str) -> str:
-    return (f"bash {version} stops this command with `{expansion}: bad substitution` when it runs (`bash -n` reads "
-            f"only the braces of ${{...}}): the command never runs")
+    return f"bash {version} stops this command with `{expansion}: bad substitution`"
+
+
+# Why bash -n passes a bad substitution: the note of bad_substitution_message's finding.
+BAD_SUBSTITUTION_NOTE = "`bash -n` reads only the braces of ${...}; the parameter is parsed when the command runs, so it never runs"

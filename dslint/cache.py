@@ -1,0 +1,323 @@
+"""The persistent cache: ``.dslint_cache/`` in the folder dslint runs from, as ruff keeps ``.ruff_cache``.
+
+It holds what a later run can reuse while the files it came from are unchanged, under a folder
+per dslint version (a new dslint never reads an older one's entries):
+
+- ``names.json``: for each launch-capable file, the config names it mentions (dslint.context),
+  so that the launch context of a staged file costs a ``stat`` per file, not a read;
+- ``results/``: whole runs, keyed by their settings and command, with every file they read
+  (dslint.cache_results).
+
+An entry is valid while its file's size and modification time are unchanged; when they change,
+the file is read again and its content hash decides. The folder holds a ``.gitignore`` that
+ignores it and a ``CACHEDIR.TAG``, so git and backup tools leave it alone. A cache that cannot be
+read or written is simply not used: it never changes what dslint reports. ``--no-cache`` (or
+``DSLINT_NO_CACHE=1``) turns it off; ``DSLINT_CACHE_DIR`` moves it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import stat as stat_module
+import tempfile
+from pathlib import Path
+
+from dslint import __version__
+
+CACHE_FOLDER = ".dslint_cache"
+_TAG = "Signature: 8a477f597d28d172789f06886806bc55\n# This folder is a cache made by dslint; see https://bford.info/cachedir/\n"
+
+
+def cache_root(cwd: Path | None = None) -> Path | None:
+    """Where the cache lives, or None when it is turned off."""
+    if os.environ.get("DSLINT_NO_CACHE", "").strip() not in ("", "0"):
+        return None
+    configured = os.environ.get("DSLINT_CACHE_DIR")
+    return Path(configured) if configured else (cwd or Path.cwd()) / CACHE_FOLDER
+
+
+def content_hash(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def _prepare(root: Path) -> Path | None:
+    """The version folder, made with its .gitignore and tag; None when it cannot be made."""
+    folder = root / __version__
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        ignore = root / ".gitignore"
+        if not ignore.exists():
+            ignore.write_text("# made by dslint: the cache is not part of the repository\n*\n", encoding="utf-8")
+        tag = root / "CACHEDIR.TAG"
+        if not tag.exists():
+            tag.write_text(_TAG, encoding="utf-8")
+    except OSError:
+        return None
+    return folder
+
+
+def write_atomically(path: Path, data: bytes) -> None:
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=path.suffix)
+    try:
+        with os.fdopen(handle, "wb") as out:
+            out.write(data)
+        os.replace(temporary, path)
+    except OSError:
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
+
+
+def signature(path: Path | str) -> tuple[int, int] | None:
+    """(size, modification time in ns) of a regular file, or None for anything else.
+
+    A FIFO, socket or device is never a launch: reading one would block or never end.
+    """
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    if not stat_module.S_ISREG(info.st_mode):
+        return None
+    return info.st_size, info.st_mtime_ns
+
+
+class NameIndex:
+    """The config names each launch-capable file mentions, kept across runs."""
+
+    def __init__(self, root: Path | None):
+        self.folder = _prepare(root) if root is not None else None
+        self.path = self.folder / "names.json" if self.folder is not None else None
+        self.entries: dict[str, list] = {}
+        self.changed = False
+        if self.path is not None:
+            try:
+                loaded = json.loads(self.path.read_text(encoding="utf-8"))
+                if isinstance(loaded, dict):
+                    self.entries = loaded
+            except (OSError, ValueError):
+                pass
+
+    def names(self, path: Path) -> frozenset[str]:
+        from dslint.context import mentioned_names
+
+        key = os.path.abspath(path)
+        now = signature(key)
+        if now is None:
+            return frozenset()
+        known = self.entries.get(key)
+        if known is not None and list(now) == known[:2]:
+            return frozenset(known[3])
+        try:
+            data = Path(key).read_bytes()
+        except OSError:
+            return frozenset()
+        digest = content_hash(data)
+        if known is not None and known[2] == digest:
+            names = known[3]
+        else:
+            names = sorted(mentioned_names(data.decode("utf-8", "replace")))
+        self.entries[key] = [now[0], now[1], digest, names]
+        self.changed = True
+        return frozenset(names)
+
+    def save(self) -> None:
+        if self.path is None or not self.changed:
+            return
+        # forget files that are gone, so the index does not grow without bound
+        self.entries = {key: value for key, value in self.entries.items() if os.path.exists(key)}
+        write_atomically(self.path, json.dumps(self.entries, separators=(",", ":")).encode("utf-8"))
+        self.changed = False
+
+
+__all__ = ["CACHE_FOLDER", "NameIndex", "cache_root", "content_hash", "signature", "write_atomically"]
+
+
+# --------------------------------------------------------------------------------------------
+# Whole runs
+# --------------------------------------------------------------------------------------------
+
+
+def _build_id() -> str:
+    """This dslint: its version and the size and time of each of its files (an edited checkout
+    of one version must not reuse what another edit found)."""
+    import dslint
+    from dslint.schemas import schema_dirs
+
+    parts = [__version__]
+    folders = [Path(dslint.__file__).parent, *schema_dirs()]
+    for folder in folders:
+        for directory, _, names in os.walk(folder):
+            for name in sorted(names):
+                if name.endswith((".py", ".json")):
+                    found = signature(os.path.join(directory, name))
+                    if found is not None:
+                        parts.append(f"{name}:{found[0]}:{found[1]}")
+    return content_hash("\n".join(parts).encode("utf-8"))
+
+
+class Recorder:
+    """Every file a run reads, every folder it lists and every path it looks at, while active.
+
+    A run reads files through many modules (the walk, the linker, the static reading of
+    programs, pin files, settings files), and a path that was not there is as much an input as
+    one that was (a train.py created later turns an assumed consumer into an established one).
+    So the recorder notes what passes through ``open``, ``os.stat``/``lstat``, ``os.listdir`` and
+    ``os.scandir`` (which ``os.walk``, ``os.path`` and ``pathlib`` use), outside dslint's own
+    files and the Python installation.
+    """
+
+    def __init__(self, cache: Path | None = None):
+        import sys
+
+        import dslint
+
+        self.reads: set[str] = set()
+        self.lists: set[str] = set()
+        self.looks: set[str] = set()
+        own = [os.path.dirname(os.path.abspath(dslint.__file__)), sys.prefix, sys.base_prefix, sys.exec_prefix]
+        if cache is not None:  # the cache's own files (the name index) change with every run
+            own.append(os.path.abspath(cache))
+        self._skip = tuple(os.path.join(p, "") for p in own if p)
+        self._saved = None
+
+    def _keep(self, path) -> str | None:
+        if isinstance(path, int):
+            return None
+        try:
+            text = os.fsdecode(path)
+        except TypeError:
+            return None
+        absolute = os.path.abspath(text)
+        if absolute.startswith(self._skip) or absolute.startswith(("/proc/", "/dev/", "/sys/")):
+            return None
+        return absolute
+
+    def __enter__(self) -> "Recorder":
+        import builtins
+        import io
+
+        saved = self._saved = (builtins.open, io.open, os.stat, os.lstat, os.listdir, os.scandir)
+        open_, _, stat, lstat, listdir, scandir = saved
+
+        def opened(file, mode="r", *args, **kwargs):
+            if "r" in mode and not any(flag in mode for flag in "wax+"):
+                kept = self._keep(file)
+                if kept is not None:
+                    self.reads.add(kept)
+            return open_(file, mode, *args, **kwargs)
+
+        def looked(function):
+            def wrapper(path, *args, **kwargs):
+                kept = self._keep(path)
+                if kept is not None:
+                    self.looks.add(kept)
+                return function(path, *args, **kwargs)
+            return wrapper
+
+        def listed(function):
+            def wrapper(path=".", *args, **kwargs):
+                kept = self._keep(path)
+                if kept is not None:
+                    self.lists.add(kept)
+                return function(path, *args, **kwargs)
+            return wrapper
+
+        builtins.open = io.open = opened
+        os.stat, os.lstat = looked(stat), looked(lstat)
+        os.listdir, os.scandir = listed(listdir), listed(scandir)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        import builtins
+        import io
+
+        builtins.open, io.open, os.stat, os.lstat, os.listdir, os.scandir = self._saved
+
+    def inputs(self) -> dict[str, tuple]:
+        """What each recorded path was, to compare with later: a read file's content hash, a listed
+        folder's modification time, and for anything only looked at, whether it was there and what."""
+        out: dict[str, tuple] = {}
+        for path in self.reads:
+            try:
+                with open(path, "rb") as handle:
+                    out[path] = ("read", content_hash(handle.read()))
+            except OSError:
+                out[path] = ("read", None)
+        for path in self.lists:
+            out.setdefault(path, ("list", _mtime(path)))
+        for path in self.looks:
+            out.setdefault(path, ("look", _kind(path)))
+        return out
+
+
+def _mtime(path: str) -> int | None:
+    try:
+        return os.stat(path).st_mtime_ns
+    except OSError:
+        return None
+
+
+def _kind(path: str) -> str | None:
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None
+    return "dir" if stat_module.S_ISDIR(mode) else "file" if stat_module.S_ISREG(mode) else "other"
+
+
+def unchanged(inputs: dict[str, tuple]) -> bool:
+    """Is every recorded input as it was?"""
+    for path, (how, was) in inputs.items():
+        if how == "look":
+            if _kind(path) != was:
+                return False
+        elif how == "list":
+            if _mtime(path) != was:
+                return False
+        else:
+            try:
+                with open(path, "rb") as handle:
+                    now = content_hash(handle.read())
+            except OSError:
+                now = None
+            if now != was:
+                return False
+    return True
+
+
+class RunCache:
+    """One cached run per command: its key, what it read, and what it reported."""
+
+    def __init__(self, root: Path | None, key_parts: list[str]):
+        self.folder = _prepare(root) if root is not None else None
+        key = content_hash("\0".join([_build_id(), os.getcwd(), *key_parts]).encode("utf-8")) if self.folder else ""
+        self.path = self.folder / "runs" / f"{key}.pickle" if self.folder is not None else None
+
+    def load(self):
+        """The stored run when every input is unchanged, else None."""
+        import pickle
+
+        if self.path is None:
+            return None
+        try:
+            with open(self.path, "rb") as handle:
+                inputs, payload = pickle.load(handle)
+        except Exception:  # a cache from elsewhere, cut short or unreadable: run again
+            return None
+        return payload if unchanged(inputs) else None
+
+    def store(self, recorder: Recorder, payload) -> None:
+        import pickle
+
+        if self.path is None:
+            return
+        try:
+            self.path.parent.mkdir(exist_ok=True)
+            data = pickle.dumps((recorder.inputs(), payload), protocol=pickle.HIGHEST_PROTOCOL)
+        except (OSError, pickle.PicklingError, TypeError, AttributeError):
+            return
+        write_atomically(self.path, data)
