@@ -18,8 +18,35 @@ DESCRIPTION = "A static linter for LLM training launches: DeepSpeed configs, tra
 
 
 def main(argv: list[str] | None = None, prog_name: str = "dslint") -> None:
-    """Run one command and exit with its status. ``dslint [OPTIONS] PATHS`` is ``dslint check [OPTIONS] PATHS``, as in ruff."""
-    args = list(sys.argv[1:] if argv is None else argv)
+    """Run one command and exit with its status. ``dslint [OPTIONS] PATHS`` is ``dslint check [OPTIONS] PATHS``, as in ruff.
+
+    Without ``argv`` (the process's own command line: the console script, ``python -m dslint``)
+    the process ends as soon as the command is done and its output flushed, without the
+    interpreter's teardown, which frees every object of the run one by one: 0.9 s of a 3.6 s
+    run on 1,000 launch scripts. Callers in a process that goes on pass ``argv``.
+    """
+    if argv is not None:
+        _main(list(argv), prog_name)
+        return
+    try:
+        _main(sys.argv[1:], prog_name)
+        code = EXIT_CLEAN
+    except SystemExit as exc:
+        code = exc.code
+    if code is not None and not isinstance(code, int):
+        sys.stderr.write(f"{code}\n")
+        code = 1
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except BrokenPipeError:
+        code = code or EXIT_FINDINGS
+    except OSError:
+        pass
+    os._exit(code or 0)
+
+
+def _main(args: list[str], prog_name: str) -> None:
     if args and args[0] in ("-h", "--help"):
         _echo(_overview(prog_name))
         sys.exit(EXIT_CLEAN)
