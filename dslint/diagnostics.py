@@ -75,7 +75,14 @@ class Related:
 
 @dataclass
 class Finding:
-    """What a rule yields: where, what, and optionally how to fix it."""
+    """What a rule yields: where, what, and optionally how to fix it.
+
+    Each text has one job, as in ruff. ``message`` is the headline: what is wrong, where, with
+    which values, in one clause that fits a terminal line. ``note`` is this finding's evidence:
+    what the consumer does with these values (the exception it raises, the source line that
+    decides it). ``help`` is what to do when no fix does it; a fix's title is its help. The
+    general why and the references live on the rule page (``dslint rule CODE``), not here.
+    """
 
     span: Span
     message: str
@@ -85,6 +92,8 @@ class Finding:
     alternatives: list[Fix] = field(default_factory=list)
     # This finding's severity when it differs from the rule's default (a `severity` setting wins).
     severity: Severity | None = None
+    note: str | None = None
+    help: str | None = None
 
 
 @dataclass
@@ -99,6 +108,9 @@ class Diagnostic:
     related: list[Related] = field(default_factory=list)
     fix: Fix | None = None
     alternatives: list[Fix] = field(default_factory=list)
+    # The finding's note, then what the engine adds (the assumption a reader was guessed on).
+    notes: list[str] = field(default_factory=list)
+    help: str | None = None
     # The file whose document, launch or DeepSpeed use the rule judged (not reported; the launch
     # context of a subset of files keeps a context file's findings only where they involve a given one).
     producer: str | None = field(default=None, compare=False, repr=False)

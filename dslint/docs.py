@@ -1,9 +1,11 @@
-"""``docs/rules.md``: every built-in rule's page, generated from the rules' docstrings.
+"""``docs/rules.md``: every built-in rule's page, generated from the rules' docstrings; and
+``dslint/rules/_index.py``, the rules' metadata, from which a run makes the built-in rules
+without importing their modules (dslint.rule.load_rules).
 
-Regenerate after adding or changing a rule, from the repository root::
+Regenerate both after adding or changing a rule, from the repository root::
 
-    python -m dslint.docs            # writes docs/rules.md beside the dslint package
-    python -m dslint.docs --check    # exit 1 if it is out of date (what the tests check)
+    python -m dslint.docs            # writes docs/rules.md and dslint/rules/_index.py
+    python -m dslint.docs --check    # exit 1 if either is out of date (what the tests check)
 
 ``dslint rules --format markdown`` prints the same pages for every installed rule, plugins
 included (this file documents the built-in ones only). Each rule's section
@@ -20,6 +22,7 @@ from pathlib import Path
 from dslint.report.sarif import rule_anchor
 
 RULES_MD = Path(__file__).resolve().parent.parent / "docs" / "rules.md"
+RULES_INDEX = Path(__file__).resolve().parent / "rules" / "_index.py"
 REGENERATE = "python -m dslint.docs"
 
 _HEADING = re.compile(r"^(#{1,5}) ")
@@ -29,8 +32,8 @@ def builtin_rules() -> list:
     """The rules dslint itself ships (plugins installed alongside are not documented here)."""
     from dslint.rule import load_rules
 
-    rules, _ = load_rules()
-    return [r for r in rules if r.check.__module__ == "dslint" or r.check.__module__.startswith("dslint.")]
+    rules, _ = load_rules(lazy=False)
+    return [r for r in rules if r.module == "dslint" or r.module.startswith("dslint.")]
 
 
 def render(rules) -> str:
@@ -60,6 +63,22 @@ def render(rules) -> str:
     return "\n".join(out) + "\n"
 
 
+def render_index(rules) -> str:
+    """dslint/rules/_index.py: one row per built-in rule (what dslint.rule.load_rules reads)."""
+    from dslint.rule import index_rows
+
+    out = [
+        f"# Generated from the built-in rules by `{REGENERATE}`; do not edit by hand.",
+        "# A run makes the built-in rules from these rows and imports a rule's module only when the rule",
+        "# runs or its page is read (dslint.rule.load_rules). tests/test_docs.py checks that it is current.",
+        "# (code, name, severity, target, kinds, consumers, fixable, module, summary)",
+        "RULES = (",
+    ]
+    out += [f"    {row!r}," for row in index_rows(rules)]
+    out.append(")")
+    return "\n".join(out) + "\n"
+
+
 def _demote(markdown: str) -> str:
     """Headings inside a rule's page sit one level below the rule's own ``##`` heading."""
     lines = []
@@ -75,19 +94,20 @@ def _demote(markdown: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
-    text = render(builtin_rules())
+    rules = builtin_rules()
+    generated = {RULES_MD: render(rules), RULES_INDEX: render_index(rules)}
     if args == ["--check"]:
-        current = RULES_MD.read_text(encoding="utf-8") if RULES_MD.is_file() else ""
-        if current != text:
-            print(f"{RULES_MD} is out of date; regenerate it with `{REGENERATE}`", file=sys.stderr)
-            return 1
-        return 0
+        stale = [path for path, text in generated.items() if (path.read_text(encoding="utf-8") if path.is_file() else "") != text]
+        for path in stale:
+            print(f"{path} is out of date; regenerate it with `{REGENERATE}`", file=sys.stderr)
+        return 1 if stale else 0
     if args:
         print(f"usage: {REGENERATE} [--check]", file=sys.stderr)
         return 2
-    RULES_MD.parent.mkdir(parents=True, exist_ok=True)
-    RULES_MD.write_text(text, encoding="utf-8", newline="\n")
-    print(f"wrote {RULES_MD}")
+    for path, text in generated.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8", newline="\n")
+        print(f"wrote {path}")
     return 0
 
 

@@ -8,27 +8,19 @@ of every code in them (used, unused, unknown, or not judged because its rule did
 
 from __future__ import annotations
 
-import errno
 import os
-import stat
-import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from dslint.config import Scopes, Settings
-from dslint.diagnostics import Diagnostic, Finding, Related, Severity
+from dslint.diagnostics import Diagnostic, Finding, Severity
 from dslint.discovery import Candidate, discover, matches
-from dslint.documents import Skipped, read_document
-from dslint.documents.classify import JSON_SUFFIXES
-from dslint.documents.sniff import HEAD_BYTES, data_json
-from dslint.documents.model import DEEPSPEED, SCRIPT, TRAINING_JSON, TRAINING_YAML, Document, ParseProblem
+from dslint.documents import Skipped, read_candidate
+from dslint.documents.model import DEEPSPEED, SCRIPT, TRAINING_JSON, TRAINING_YAML, Document
 from dslint.rule import Context, PluginError, Rule, load_rules
-from dslint.source import MAX_FILE_BYTES, SourceFile, Span
+from dslint.source import SourceFile
 from dslint.suppressions import Suppressions, continued_lines
 from dslint.targets import UNJUDGED, UNKNOWN, UNUSED, USED, DeepSpeedUse, FileSuppressions, SuppressedCode
-
-UNREADABLE = "unreadable"  # document kind for files that could not be read at all
-
 
 @dataclass
 class InternalError:
@@ -130,59 +122,27 @@ class Engine:
         overrides = overrides or {}
         documents = []
         for candidate in candidates:
-            if candidate.display in overrides:
-                document = self._parse(candidate.display, overrides[candidate.display], candidate.explicit, result)
-            else:
-                document = self._load(candidate, result)
+            document = self.read(candidate, result, overrides.get(candidate.display))
             if document is not None:
                 documents.append(document)
         return self.lint_documents(documents, result, overrides)
 
     def lint_bytes(self, display: str, data: bytes) -> RunResult:
         result = RunResult(plugin_errors=list(self.plugin_errors))
-        document = self._parse(display, data, True, result)
+        document = self.read(Candidate(Path(display), display, True), result, data)
         return self.lint_documents([document] if document else [], result)
 
-    def _load(self, candidate: Candidate, result: RunResult) -> Document | None:
-        self.files_read += 1
-        path = candidate.path
+    def read(self, candidate: Candidate, result: RunResult, data: bytes | None = None) -> Document | None:
+        """One discovered file's document (from ``data`` when given), or None: a skipped file or
+        a parser's failure is noted in ``result``, and the other files go on."""
+        if data is None:
+            self.files_read += 1
         try:
-            info = os.stat(path)
-            if not stat.S_ISREG(info.st_mode):
-                # A FIFO, socket or device (or a link to one): reading it could block forever.
-                result.skipped.append((candidate.display, "not a regular file"))
-                return None
-            size = info.st_size
-            with open(path, "rb") as handle:
-                if size > HEAD_BYTES and candidate.display.lower().endswith(JSON_SUFFIXES):
-                    # a dataset or tokenizer: its head says so, without reading megabytes (dslint/documents/sniff.py)
-                    reason = data_json(handle.read(HEAD_BYTES), size)
-                    if reason is not None:
-                        result.skipped.append((candidate.display, reason))
-                        return None
-                    handle.seek(0)
-                if size > MAX_FILE_BYTES:
-                    return _unreadable(candidate.display, f"file is {size / 1e6:.1f} MB; dslint reads files up to {MAX_FILE_BYTES // 1_000_000} MB")
-                data = handle.read(MAX_FILE_BYTES + 1)
-        except OSError as exc:
-            reason = exc.strerror or str(exc)
-            if getattr(exc, "errno", None) == errno.ELOOP:
-                reason = "symbolic link loop"
-            if not candidate.explicit and not os.path.exists(path):
-                result.skipped.append((candidate.display, f"cannot read: {reason}"))
-                return None
-            return _unreadable(candidate.display, f"cannot read file: {reason}")
-        return self._parse(candidate.display, data, candidate.explicit, result)
-
-    def _parse(self, display: str, data: bytes, explicit: bool, result: RunResult) -> Document | None:
-        try:
-            return read_document(display, data, explicit=explicit)
+            return read_candidate(candidate, data)
         except Skipped as exc:
-            result.skipped.append((display, str(exc)))
-        except RecursionError:
-            return _unreadable(display, "nesting too deep to read")
+            result.skipped.append((candidate.display, str(exc)))
         except Exception as exc:  # a parser bug must not lose the other files
-            result.internal_errors.append(InternalError(display, _summary(exc)))
+            result.internal_errors.append(InternalError(candidate.display, _summary(exc)))
         return None
 
     # rules ----------------------------------------------------------------------------
@@ -340,11 +300,13 @@ class Engine:
                 finding = _onto_real_file(finding, target)
                 if finding is None:
                     continue
+                notes = [finding.note] if finding.note else []
                 if assumed is not None:
-                    finding = _on_assumption(finding, assumed, found.severity)
+                    finding = _on_assumption(finding, found.severity)
+                    notes.append(assumed.assumption)
                 # A `severity` setting wins; otherwise a finding may carry its own (e.g. an error
                 # when the consumer is known, a warning for a standalone file).
-                out.append(_diagnostic(found, configured or finding.severity or found.severity, finding, producer))
+                out.append(_diagnostic(found, configured or finding.severity or found.severity, finding, notes, producer))
         except Exception as exc:
             where = getattr(getattr(target, "document", target), "path", "?")
             result.internal_errors.append(InternalError(f"{found.code} {found.name} on {where}", _summary(exc)))
@@ -413,6 +375,8 @@ def _onto_real_file(finding: Finding, target) -> Finding | None:
         related=[r for r in finding.related if r.span is None or not r.span.source.virtual],
         fix=None,
         severity=getattr(finding, "severity", None),
+        note=finding.note,
+        help=_help_without(finding),
     )
 
 
@@ -423,13 +387,21 @@ def _reader_of(target) -> tuple[str | None, object]:
     return reader, getattr(plan, "program", None)
 
 
-def _on_assumption(finding: Finding, program, default: Severity) -> Finding:
-    """A finding about a reader that was guessed, not read from the program: never an error, never a fix."""
+def _on_assumption(finding: Finding, default: Severity) -> Finding:
+    """A finding about a reader that was guessed, not read from the program: never an error, never a
+    fix (its title stays as the help). The caller notes the assumption."""
     severity = min(finding.severity or default, Severity.WARNING)
     fix = finding.fix if finding.fix is not None and finding.fix.any_reader else None
-    return Finding(span=finding.span, message=finding.message,
-                   related=[*finding.related, Related(f"assumed: {program.assumption}")],
-                   fix=fix, alternatives=[f for f in finding.alternatives if f.any_reader], severity=severity)
+    return Finding(span=finding.span, message=finding.message, related=list(finding.related), fix=fix,
+                   alternatives=[f for f in finding.alternatives if f.any_reader], severity=severity,
+                   note=finding.note, help=finding.help if fix is not None else _help_without(finding))
+
+
+def _help_without(finding: Finding) -> str | None:
+    """The help of a finding whose fix is dropped: what the fix would have done, unless the rule says more."""
+    if finding.help is not None or finding.fix is None:
+        return finding.help
+    return finding.fix.title
 
 
 def _relative(path: str, root: Path) -> str:
@@ -450,11 +422,12 @@ def _drop_fixes_in_unmapped_strings(diagnostic: Diagnostic, by_source: dict[int,
         )
 
     if diagnostic.fix is not None and any(unmapped(e) for e in diagnostic.fix.edits):
+        diagnostic.help = diagnostic.help or diagnostic.fix.title
         diagnostic.fix = None
     diagnostic.alternatives = [f for f in diagnostic.alternatives if not any(unmapped(e) for e in f.edits)]
 
 
-def _diagnostic(found: Rule, severity: Severity, finding: Finding, producer: str | None = None) -> Diagnostic:
+def _diagnostic(found: Rule, severity: Severity, finding: Finding, notes: list[str], producer: str | None = None) -> Diagnostic:
     return Diagnostic(
         span=finding.span,
         code=found.code,
@@ -464,6 +437,8 @@ def _diagnostic(found: Rule, severity: Severity, finding: Finding, producer: str
         related=list(finding.related),
         fix=finding.fix,
         alternatives=list(finding.alternatives),
+        notes=notes,
+        help=finding.help,
         producer=producer,
     )
 
@@ -481,12 +456,9 @@ def _producer(target) -> str | None:
     return getattr(document, "path", None)
 
 
-def _unreadable(display: str, message: str) -> Document:
-    source = SourceFile(path=display, text="")
-    return Document(source=source, kind=UNREADABLE, root=None, problems=[ParseProblem(Span(source, 0, 0), message)])
-
-
 def _summary(exc: BaseException) -> str:
+    import traceback
+
     frame = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
     where = f" ({Path(frame.filename).name}:{frame.lineno})" if frame else ""
     return f"{type(exc).__name__}: {exc}{where}"

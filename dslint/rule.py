@@ -43,17 +43,29 @@ class Rule:
     name: str
     severity: Severity
     target: str
+    # For a built-in rule listed in dslint/rules/_index.py: a stand-in that imports the rule's
+    # module on its first call (see load_rules).
     check: Callable[..., Iterable[Finding]]
-    doc: str
+    page: str | None  # the docstring; None until the module of an indexed built-in rule is imported (see ``doc``)
     fixable: bool = False
     kinds: tuple[str, ...] = ()
     # The readers (``LaunchPlan.consumer`` values) whose behaviour the rule states; empty: any.
     consumers: tuple[str, ...] = ()
     origin: str = "dslint"  # entry-point name that registered it
+    module: str = ""  # the module that defines it
+    brief: str | None = None  # the summary, as the index has it
+
+    @property
+    def doc(self) -> str:
+        """The rule's documentation page (its check function's docstring)."""
+        return self.page if self.page is not None else defined(self.module, self.code).doc
 
     @property
     def summary(self) -> str:
-        return self.doc.strip().splitlines()[0].strip() if self.doc.strip() else ""
+        if self.brief is not None:
+            return self.brief
+        doc = self.doc.strip()
+        return doc.splitlines()[0].strip() if doc else ""
 
     def run(self, target: Any, context: "Context") -> Iterator[Finding]:
         return iter(self.check(target, context) or ())
@@ -93,10 +105,11 @@ def rule(
             severity=Severity.parse(severity),
             target=target,
             check=check,
-            doc=inspect.cleandoc(check.__doc__ or ""),
+            page=inspect.cleandoc(check.__doc__ or ""),
             fixable=fixable,
             kinds=tuple(kinds),
             consumers=tuple(consumers),
+            module=getattr(check, "__module__", "") or "",
         )
 
     return decorate
@@ -119,21 +132,34 @@ class PluginError:
     message: str
 
 
-def load_rules(group: str = ENTRY_POINT_GROUP) -> tuple[list[Rule], list[PluginError]]:
-    """Import every module registered under the entry-point group; built-ins come the same way."""
+def load_rules(group: str = ENTRY_POINT_GROUP, lazy: bool = True) -> tuple[list[Rule], list[PluginError]]:
+    """Every rule registered under the entry-point group; built-ins come the same way.
+
+    A plugin's module is imported here. A built-in module listed in dslint/rules/_index.py is
+    not: its rules are made from the index, and the module is imported when one of its rules
+    first runs or its page is read. A one-file run thus imports only the rule families that
+    have something to judge (all of them cost 40 ms to import). ``lazy=False`` imports every
+    module (what the index is generated from).
+    """
     from importlib import import_module
 
+    index = _builtin_index() if lazy and group == ENTRY_POINT_GROUP else {}
     rules: list[Rule] = []
     errors: list[PluginError] = []
     seen_codes: dict[str, str] = {}
     builtin_first = sorted(entry_points(group), key=lambda e: (not e[1].startswith("dslint."), e[0]))
     for name, value in builtin_first:
-        try:
-            module = import_module(value.split(":")[0].strip())
-        except Exception as exc:  # a broken plugin must not stop the run
-            errors.append(PluginError(name, f"{value}: {type(exc).__name__}: {exc}"))
-            continue
-        for found in rules_in_module(module):
+        module_name = value.split(":")[0].strip()
+        if module_name in index:
+            found_rules = index[module_name]
+        else:
+            try:
+                module = import_module(module_name)
+            except Exception as exc:  # a broken plugin must not stop the run
+                errors.append(PluginError(name, f"{value}: {type(exc).__name__}: {exc}"))
+                continue
+            found_rules = rules_in_module(module)
+        for found in found_rules:
             if found.code in seen_codes:
                 errors.append(PluginError(name, f"rule code {found.code} is already registered by {seen_codes[found.code]}"))
                 continue
@@ -141,6 +167,50 @@ def load_rules(group: str = ENTRY_POINT_GROUP) -> tuple[list[Rule], list[PluginE
             rules.append(_with_origin(found, name))
     rules.sort(key=lambda r: r.code)
     return rules, errors
+
+
+def defined(module: str, code: str) -> Rule:
+    """The rule ``code`` as its module defines it (importing the module)."""
+    from importlib import import_module
+
+    for found in rules_in_module(import_module(module)):
+        if found.code == code:
+            return found
+    raise LookupError(f"{module} defines no rule {code} (dslint/rules/_index.py is out of date: run `python -m dslint.docs`)")
+
+
+class _Deferred:
+    """The check of an indexed built-in rule: imports the rule's module on the first call."""
+
+    __slots__ = ("module", "code", "function")
+
+    def __init__(self, module: str, code: str):
+        self.module, self.code, self.function = module, code, None
+
+    def __call__(self, target, context):
+        if self.function is None:
+            self.function = defined(self.module, self.code).check
+        return self.function(target, context)
+
+
+def _builtin_index() -> dict[str, list[Rule]]:
+    """module -> its rules, made from dslint/rules/_index.py (empty if it is missing)."""
+    try:
+        from dslint.rules._index import RULES
+    except ImportError:
+        return {}
+    out: dict[str, list[Rule]] = {}
+    for code, name, severity, target, kinds, consumers, fixable, module, summary in RULES:
+        out.setdefault(module, []).append(Rule(code=code, name=name, severity=Severity.parse(severity), target=target,
+                                               check=_Deferred(module, code), page=None, fixable=fixable, kinds=kinds,
+                                               consumers=consumers, module=module, brief=summary))
+    return out
+
+
+def index_rows(rules: list[Rule]) -> list[tuple]:
+    """The rows of dslint/rules/_index.py for these (imported) rules, in code order."""
+    return [(r.code, r.name, r.severity.label, r.target, r.kinds, r.consumers, r.fixable, r.module, r.summary)
+            for r in sorted(rules, key=lambda r: r.code)]
 
 
 def entry_points(group: str) -> list[tuple[str, str]]:

@@ -13,6 +13,9 @@ The result equals a run on one process:
 - a JSON file that a launch here names is "adopted": read here exactly as a listed file is,
   linted here with its launch, and whatever the worker said about it is dropped;
 - if the worker fails in any way, this process lints its share itself.
+Both read files with ``Engine.read`` (``dslint.documents.read_candidate``) and lint with
+``Engine.lint_documents``; new results are of the type of the one they are given, so that this
+module never imports the engine that imports it.
 One difference remains, for a file listed twice through a symlink under a JSON and a non-JSON
 name: a launch naming it reads the non-JSON listing here even where one process would read
 the later of the two.
@@ -32,7 +35,7 @@ from typing import TYPE_CHECKING, Callable
 from dslint.documents.classify import JSON_SUFFIXES
 from dslint.documents.model import ACCELERATE, SCRIPT, TRAINING_JSON, TRAINING_YAML, Document
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # (only for the annotations: the engine imports this module, never the other way round)
     from dslint.discovery import Candidate
     from dslint.engine import Engine, RunResult
 
@@ -125,12 +128,9 @@ def _read_exactly(fd: int, size: int) -> bytes | None:
 # ---- the run ------------------------------------------------------------------------------
 
 
-def _work(engine: Engine, share: list[Candidate], fd: int) -> None:
-    """The worker: read the share, hand back what linking needs, lint the rest on its own."""
-    from dslint.engine import RunResult
-
-    result = RunResult()
-    documents = [(c, engine._load(c, result)) for c in share]
+def _work(engine: Engine, share: list[Candidate], fd: int, result: RunResult) -> None:
+    """The worker: read the share, hand back what linking needs, lint the rest on its own (into ``result``, empty)."""
+    documents = [(c, engine.read(c, result)) for c in share]
     _send(fd, [c.display for c, d in documents if d is not None and d.kind in LINKED_KINDS])
     own = [d for _, d in documents if d is not None and d.kind not in LINKED_KINDS]
     linted = engine.lint_documents(own, result)
@@ -149,7 +149,7 @@ def lint_split(engine: Engine, candidates: list[Candidate], share: list[Candidat
         status = 0
         try:
             os.close(read_end)
-            _work(engine, share, write_end)
+            _work(engine, share, write_end, type(result)())
         except BaseException:  # noqa: BLE001 - any failure: the parent lints this share itself
             status = 1
         finally:
@@ -163,20 +163,18 @@ def lint_split(engine: Engine, candidates: list[Candidate], share: list[Candidat
 
 
 def _lead(engine: Engine, candidates: list[Candidate], share: list[Candidate], result: RunResult, fd: int) -> RunResult:
-    from dslint.engine import RunResult
-
-    fresh = RunResult(skipped=list(result.skipped), plugin_errors=list(result.plugin_errors))
+    fresh = type(result)(skipped=list(result.skipped), plugin_errors=list(result.plugin_errors))
     in_share = {id(c) for c in share}
-    documents = [d for d in (engine._load(c, result) for c in candidates if id(c) not in in_share) if d is not None]
+    documents = [d for d in (engine.read(c, result) for c in candidates if id(c) not in in_share) if d is not None]
     handed = _safe_receive(fd)
     if handed is None:  # the worker failed before reading its share: a run on one process
-        documents += [d for d in (engine._load(c, result) for c in share) if d is not None]
+        documents += [d for d in (engine.read(c, result) for c in share) if d is not None]
         return _in_candidate_order(engine.lint_documents(documents, result), candidates)
     by_display = {c.display: c for c in share}
     back = [by_display[display] for display in handed]
-    documents += [d for d in (engine._load(c, result) for c in back) if d is not None]
+    documents += [d for d in (engine.read(c, result) for c in back) if d is not None]
     handed_back = {id(c) for c in back}
-    adoptable = Adoptable([c for c in share if id(c) not in handed_back], lambda c: engine._load(c, result))
+    adoptable = Adoptable([c for c in share if id(c) not in handed_back], lambda c: engine.read(c, result))
     engine.lint_documents(documents, result, adopt=adoptable)
     finished = _safe_receive(fd)
     if finished is None:  # the worker failed while linting (rare): start again on one process

@@ -505,9 +505,12 @@ class Verdict:
             return ""
         return f"{'fails' if self.failing else 'may fail'} on {self.where()}; {self.candidates.why()}"
 
-    def qualify(self, message: str) -> str:
-        note = self.note()
-        return f"{message} ({note})" if note else message
+    def qualify(self, note: str | None = None) -> str | None:
+        """A finding's note with the versions it fails in added, when that is not every candidate."""
+        scope = self.note()
+        if not scope:
+            return note
+        return f"{note} ({scope})" if note else scope
 
 
 def candidates(package: str, start: str | Path | None, settings: Any = None, program: Any = None) -> Candidates:

@@ -88,7 +88,7 @@ def _only_what_involves(result: RunResult, context: set[str], given: set[str]) -
         if (diagnostic.producer in context or diagnostic.path in context) and not involves(diagnostic, given):
             continue
         if diagnostic.fix is not None and any(edit.source.path in context for edit in diagnostic.fix.edits):
-            diagnostic = replace(diagnostic, fix=None, alternatives=[])
+            diagnostic = replace(diagnostic, fix=None, alternatives=[], help=diagnostic.help or diagnostic.fix.title)
         kept.append(diagnostic)
     result.diagnostics = kept
     result.documents = [document for document in result.documents if document.path not in context]

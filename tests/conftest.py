@@ -40,11 +40,19 @@ def pytest_runtest_makereport(item, call):
         report.longrepr = f"oracle test skipped while DSLINT_REQUIRE_ORACLES=1: {reason}"
 
 
-# The generated oracle tests (test_oracle_generated.py) leave their agreement tables here; they
-# are printed at the end of the run, whatever the outcome.
+# The generated oracle tests (test_oracle_generated.py) leave their agreement tables here, and the
+# corpus and fixture tests their message headlines (headlines.py); they are printed at the end of
+# the run, whatever the outcome.
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
     tables = getattr(config, "_dslint_oracle_tables", [])
     if tables:
         terminalreporter.section("oracle agreement")
         for table in tables:
             terminalreporter.write_line(table)
+    headlines = getattr(config, "_dslint_headlines", {})
+    if headlines:
+        from headlines import figures, line
+
+        terminalreporter.section("message headlines")
+        for title, messages in headlines.items():
+            terminalreporter.write_line(line(title, figures(messages)))

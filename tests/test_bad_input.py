@@ -38,11 +38,13 @@ def run(cwd: Path, *args: str) -> subprocess.CompletedProcess:
 
 
 def check(cwd: Path, *paths: str) -> tuple[list[tuple], str]:
-    """Lint ``paths`` (default: the directory) with ``-v``; (path, line, column, code, message) and stderr."""
+    """Lint ``paths`` (default: the directory) with ``-v``; (path, line, column, code, message) and stderr.
+
+    The message is the headline followed by its notes (``headline: note``), the whole of what is said."""
     proc = run(cwd, "--format", "json", "-v", *(paths or (".",)))
     assert proc.returncode in (0, 1), proc.stderr
     diagnostics = json.loads(proc.stdout)["diagnostics"]
-    return [(d["path"], d["line"], d["column"], d["code"], d["message"]) for d in diagnostics], proc.stderr
+    return [(d["path"], d["line"], d["column"], d["code"], ": ".join([d["message"], *d["detail"]["notes"]])) for d in diagnostics], proc.stderr
 
 
 def without_companion(found: list[tuple]) -> list[tuple]:
@@ -316,7 +318,7 @@ def test_unreadable_file_in_process(here, monkeypatch):
     """chmod 000 cannot stop root, so the refusal is simulated where dslint opens files."""
     import builtins
 
-    import dslint.engine
+    import dslint.documents
 
     real_open = builtins.open
 
@@ -326,7 +328,7 @@ def test_unreadable_file_in_process(here, monkeypatch):
         return real_open(file, *args, **kwargs)
 
     (here / "locked.json").write_text(COMPANION)
-    monkeypatch.setattr(dslint.engine, "open", refusing_open, raising=False)
+    monkeypatch.setattr(dslint.documents, "open", refusing_open, raising=False)
     monkeypatch.chdir(here)
     for paths in (["."], ["locked.json", "companion.json"]):
         result = Engine(Settings(select=CORE.split(","), root=here)).lint_paths(paths)

@@ -17,10 +17,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 from dslint import __version__
-from dslint.cli import main
+from cli_support import invoke
 from programs import HF_TRAINER
 
 # train_batch_size 48 is not a multiple of 4 * 8: DS101 at 1:22 without any world size (safe fix).
@@ -428,7 +427,8 @@ def test_fix_leaves_a_file_with_a_syntax_error_alone(tmp_path):
 
 # ---- the JSON contract ---------------------------------------------------------------------
 
-DIAGNOSTIC_KEYS = {"path", "line", "column", "end_line", "end_column", "code", "name", "severity", "message", "related", "fix"}
+DIAGNOSTIC_KEYS = {"path", "line", "column", "end_line", "end_column", "code", "name", "severity", "message", "detail", "related", "fix"}
+DETAIL_KEYS = {"notes", "help"}
 RELATED_KEYS = {"path", "line", "column", "message"}
 FIX_KEYS = {"applicability", "title", "edits"}
 EDIT_KEYS = {"path", "start_line", "start_column", "end_line", "end_column", "content"}
@@ -456,6 +456,9 @@ def check_contract(payload: dict) -> None:
         assert re.fullmatch(r"[a-z][a-z0-9]*(-[a-z0-9]+)*", d["name"])
         assert d["severity"] in ("error", "warning", "info")
         assert isinstance(d["message"], str) and d["message"]
+        assert set(d["detail"]) == DETAIL_KEYS
+        assert all(isinstance(note, str) and note for note in d["detail"]["notes"])
+        assert d["detail"]["help"] is None or isinstance(d["detail"]["help"], str) and d["detail"]["help"]
         assert isinstance(d["related"], list)
         for r in d["related"]:
             assert set(r) == RELATED_KEYS
@@ -516,6 +519,8 @@ def test_json_contract(project):
         {"path": "cjk.json", "line": 4, "column": 37, "message": "train_micro_batch_size_per_gpu = 4"},
         {"path": "cjk.json", "line": 5, "column": 34, "message": "gradient_accumulation_steps = 8"},
     ]
+    assert cjk["message"] == "train_batch_size 48 is not a multiple of micro batch 4 * accumulation 8 = 32"
+    assert cjk["detail"] == {"notes": ["DeepSpeed's batch assertion fails for every world size"], "help": None}
     assert cjk["fix"]["applicability"] == "safe"
     assert cjk["fix"]["title"] == "Remove train_batch_size so DeepSpeed derives it"
     (edit,) = cjk["fix"]["edits"]
@@ -582,13 +587,13 @@ def test_text_format(project):
         ("ds102.json", "2", "37", "DS102", "error"),
     ]
     assert lines[:4] == [
-        "ds101.json:1:22: DS101 [error] train_batch_size 48 is not a multiple of micro batch 4 * accumulation 8 = 32, "
-        "so DeepSpeed's assertion fails for every world size",
+        "ds101.json:1:22: DS101 [error] train_batch_size 48 is not a multiple of micro batch 4 * accumulation 8 = 32",
         "  |",
         "1 | " + DS101_JSON.rstrip("\n"),
         "  | " + " " * 21 + "^^",
     ]
     assert "  = ds101.json:1:60: train_micro_batch_size_per_gpu = 4" in lines
+    assert "  = note: DeepSpeed's batch assertion fails for every world size" in lines
     assert "  = fix (safe): Remove train_batch_size so DeepSpeed derives it" in lines
     assert "2 |   \"train_micro_batch_size_per_gpu\": \"4\"," in lines
     assert "  | " + " " * 36 + "^^^" in lines
@@ -610,12 +615,12 @@ def test_text_summary_lines(project):
     assert run(project, "ds002.json").stdout.splitlines()[-1] == "Found 1 error in 1 file. 1 more with `dslint --fix --unsafe-fixes`."
 
 
-# ---- in-process runs through click's runner (cheap checks of the same command) --------------
+# ---- in-process runs (cheap checks of the same command) ------------------------------------
 
 
 def test_cli_runner_matches_subprocess(project, monkeypatch):
     monkeypatch.chdir(project)
-    result = CliRunner().invoke(main, ["--format", "json", "ds101.json", "--select", CORE])
+    result = invoke(["--format", "json", "ds101.json", "--select", CORE])
     assert result.exit_code == 1
     assert json.loads(result.output) == json.loads(run(project, "--format", "json", "ds101.json").stdout)
 
@@ -651,3 +656,15 @@ def test_cross_file_fix_through_the_command_line(tmp_path):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "Fixed 1 problem" in proc.stdout
     assert (tmp_path / "ds.json").read_text() == '{"train_micro_batch_size_per_gpu": "auto", "zero_optimization": {"stage": 2}}\n'
+
+
+def test_readme_text_output_is_real_output():
+    """README's "Output" example is one finding exactly as `dslint check` prints it today."""
+    root = Path(__file__).resolve().parents[1]
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("### Output") :]
+    shown = re.search(r"```text\n(.*?)```", section, re.S).group(1)
+    path = shown.split(":", 1)[0]
+    proc = run(root, "check", "--no-config", path, core=False)
+    blocks = proc.stdout.split("\n\n")
+    assert shown.rstrip("\n") in blocks, proc.stdout

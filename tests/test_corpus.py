@@ -293,7 +293,21 @@ def test_version_dependent_findings_name_the_releases_and_stay_info(corpus_run):
     assert set(found) == VERSION_DEPENDENT
     for diagnostic in found.values():
         assert diagnostic.severity.label == "info", diagnostic.message
-        assert "fails on DeepSpeed" in diagnostic.message and "nothing pins deepspeed" in diagnostic.message
+        assert any("fails on DeepSpeed" in note and "nothing pins deepspeed" in note for note in diagnostic.notes), diagnostic.notes
+
+
+def test_headlines_fit_a_terminal_line(corpus_run, request):
+    """The median headline is at most 100 characters and the 95th percentile at most 160 (issue 13)."""
+    from headlines import MEDIAN_TARGET, P95_TARGET, figures, line, record
+
+    _, _, result = corpus_run
+    messages = [d.message for d in result.diagnostics]
+    record(request.config, "corpus", messages)
+    numbers = figures(messages)
+    longest = sorted(result.diagnostics, key=lambda d: -len(d.message))[:5]
+    assert numbers["median"] <= MEDIAN_TARGET and numbers["p95"] <= P95_TARGET, "\n".join(
+        [line("corpus", numbers), *(f"{len(d.message)} {d.code} {d.message}" for d in longest)]
+    )
 
 
 def test_files_are_classified_as_the_manifest_says(corpus_run):

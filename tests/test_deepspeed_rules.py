@@ -65,7 +65,7 @@ def test_legacy_cpu_offload_is_not_converted_by_accelerate(consumer, expected, m
 
 def test_offload_message_names_the_consumer(monkeypatch):
     [found] = _lint(LEGACY_OFFLOAD, "swift", ["DS230"], monkeypatch)
-    assert "ms-swift passes its own torch optimizer" in found.message
+    assert "ms-swift passes its own torch optimizer" in found.notes[0]
 
 
 UNFILLED = {"zero_optimization": {"stage": 3, "stage3_max_live_parameters": "auto", "stage3_prefetch_bucket_size": "auto"}}

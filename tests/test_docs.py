@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from dslint.docs import REGENERATE, RULES_MD, builtin_rules, render
+from dslint.docs import REGENERATE, RULES_INDEX, RULES_MD, builtin_rules, render, render_index
 from dslint.report.sarif import RULES_DOC_URI, rule_anchor
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -51,6 +51,13 @@ def test_rules_md_is_up_to_date():
     assert RULES_MD == ROOT / "docs" / "rules.md"
     current = RULES_MD.read_text(encoding="utf-8") if RULES_MD.is_file() else ""
     assert current == render(builtin_rules()), f"docs/rules.md is out of date: run `{REGENERATE}` in {ROOT} and commit the result"
+
+
+def test_rule_index_is_up_to_date():
+    """dslint/rules/_index.py, from which runs make the built-in rules without importing them."""
+    assert RULES_INDEX == ROOT / "dslint" / "rules" / "_index.py"
+    current = RULES_INDEX.read_text(encoding="utf-8") if RULES_INDEX.is_file() else ""
+    assert current == render_index(builtin_rules()), f"dslint/rules/_index.py is out of date: run `{REGENERATE}` in {ROOT} and commit the result"
 
 
 def test_every_builtin_rule_has_a_section():

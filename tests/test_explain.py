@@ -8,9 +8,8 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from click.testing import CliRunner
+from cli_support import invoke
 
-from dslint.cli import main
 from dslint.config import Settings
 from dslint.engine import Engine
 from dslint.explain import Options, explain_result, to_json
@@ -243,7 +242,7 @@ def test_text_is_one_block_per_launch(tmp_path, monkeypatch):
 def _run(args, cwd):
     for name, text in (("train.sh", MULTI_NODE_SWIFT), ("ds.json", '{"train_micro_batch_size_per_gpu": 4, "zero_optimization": {"stage": 2}}\n')):
         (cwd / name).write_text(text, encoding="utf-8")
-    return CliRunner().invoke(main, args, catch_exceptions=False)
+    return invoke(args)
 
 
 @pytest.fixture(autouse=True)
@@ -294,8 +293,26 @@ def test_readme_snippet_shows_real_output(tmp_path):
     target = tmp_path / shown.group(1)
     target.parent.mkdir(parents=True)
     target.write_text(script, encoding="utf-8")
-    run = CliRunner().invoke(main, ["explain", "--no-config", shown.group(1), "--device-memory", "80GB"], catch_exceptions=False)
+    run = invoke(["explain", "--no-config", shown.group(1), "--device-memory", "80GB"])
     assert run.exit_code == 0
+    assert run.output == shown.group(2)
+
+
+def test_readme_memory_fit_snippet_shows_real_output(tmp_path, monkeypatch):
+    """README's DS801 example (`dslint check ... --device-memory 80GB`) is what dslint prints today."""
+    import re
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    snippet = readme[readme.index("## Explain a launch") :]
+    script = re.search(r"```bash\n(.*?)```", snippet, re.S).group(1)
+    shown = re.search(r"```text\n\$ dslint (check [^\n]*)\n(.*?)```", snippet, re.S)
+    args = shown.group(1).split()
+    target = tmp_path / args[-1]
+    target.parent.mkdir(parents=True)
+    target.write_text(script, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    run = CliRunner().invoke(main, [args[0], "--no-config", *args[1:]], catch_exceptions=False)
+    assert run.exit_code == 1
     assert run.output == shown.group(2)
 
 

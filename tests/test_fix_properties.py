@@ -256,7 +256,8 @@ def test_no_fix_rests_on_an_assumed_consumer(tmp_path, monkeypatch):
     result = Engine(Settings(root=tmp_path, select=["DS301"])).lint_paths(["."])
     [found] = result.diagnostics
     assert found.severity.label == "warning" and found.fix is None
-    assert any("assumed: assuming HF Trainer" in r.message and "train.py was not found" in r.message for r in found.related)
+    assert any(note.startswith("assuming HF Trainer") and "train.py was not found" in note for note in found.notes)
+    assert found.help is not None, "the dropped fix's title stays as the help"
     outcome = fix_paths(lambda overrides: Engine(Settings(root=tmp_path, select=["DS301"])).lint_paths(["."], overrides),
                         unsafe=True, write=True)
     assert outcome.applied == []
@@ -344,9 +345,7 @@ def test_overlapping_edits_are_applied_one_at_a_time_across_passes(tmp_path, mon
 
 
 def test_a_fix_loop_that_does_not_converge_is_an_internal_error(tmp_path, monkeypatch):
-    from click.testing import CliRunner
-
-    from dslint import cli
+    from cli_support import invoke
 
     *_, never_done = _custom_rules()
     (tmp_path / "ds.json").write_text('{"zero_optimization": {"stage": 2}}\n')
@@ -356,6 +355,6 @@ def test_a_fix_loop_that_does_not_converge_is_an_internal_error(tmp_path, monkey
     assert (tmp_path / "ds.json").read_text() == '{"zero_optimization": {"stage": 2}}\n', "nothing is written"
     monkeypatch.setattr("dslint.engine.load_rules", lambda: ([never_done], []))
     monkeypatch.setattr("dslint.rule.load_rules", lambda: ([never_done], []))
-    result = CliRunner().invoke(cli.main, ["check", "--fix", "."])
+    result = invoke(["check", "--fix", "."])
     assert result.exit_code == 2
     assert "fixes did not converge" in result.output

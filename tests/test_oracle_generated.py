@@ -429,8 +429,8 @@ _PARSE_TIME_DS302 = ("train_batch_size", "train_micro_batch_size_per_gpu", "grad
 
 
 def _ds_parse_time(diagnostic) -> bool:
-    if diagnostic.code in ("DS234", "DS242"):
-        return "when it parses" in diagnostic.message
+    if diagnostic.code in ("DS234", "DS242"):  # the note names where DeepSpeed decides it
+        return any("when it parses" in note for note in diagnostic.notes)
     if diagnostic.code == "DS302":  # only the batch keys fail while DeepSpeed parses; the rest later
         return diagnostic.message.startswith(_PARSE_TIME_DS302)
     return True

@@ -1,8 +1,8 @@
 """Rule behaviour from fixture files: tests/rules/<CODE>.yaml holds pass, fail and fix cases.
 
 Each case writes its files into a temporary directory, lints them with only that rule
-selected, and compares the diagnostics (line, column, message fragments) and, when the case
-names one, the file content after `--fix` (and `--unsafe-fixes`).
+selected, and compares the diagnostics (line, column, fragments of the message, its notes and
+its help) and, when the case names one, the file content after `--fix` (and `--unsafe-fixes`).
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import yaml
 from dslint.config import Setting, Settings
 from dslint.engine import Engine
 from dslint.fix import fix_paths
+from headlines import LINE_LIMIT, record
 
 CASES_DIR = Path(__file__).parent / "rules"
 
@@ -58,13 +59,16 @@ def _write(root: Path, case: dict) -> list[str]:
 
 
 @pytest.mark.parametrize("rule,case", list(_cases()))
-def test_rule_case(rule, case, tmp_path, monkeypatch):
+def test_rule_case(rule, case, tmp_path, monkeypatch, request):
     monkeypatch.chdir(tmp_path)
     _write(tmp_path, case)
     engine = Engine(_settings(rule, case, tmp_path))
     result = engine.lint_paths(["."])
     assert not result.internal_errors, result.internal_errors
     found = [d for d in result.diagnostics if d.code == rule or d.name == rule]
+    record(request.config, "fixture cases", [d.message for d in found])
+    for diagnostic in found:
+        assert len(diagnostic.message) <= LINE_LIMIT, f"the headline is longer than a terminal line: {diagnostic.message}"
     expected = case.get("expect", [])
     assert len(found) == len(expected), [f"{d.path}:{d.span.source.position(d.span.start)} {d.code} {d.message}" for d in found]
     for diagnostic, want in zip(found, expected):
@@ -75,6 +79,10 @@ def test_rule_case(rule, case, tmp_path, monkeypatch):
         assert (line, column) == (want["line"], want["column"]), diagnostic.message
         for fragment in _as_list(want.get("message", [])):
             assert fragment in diagnostic.message
+        for fragment in _as_list(want.get("note", [])):
+            assert any(fragment in note for note in diagnostic.notes), diagnostic.notes
+        for fragment in _as_list(want.get("help", [])):
+            assert diagnostic.help is not None and fragment in diagnostic.help, diagnostic.help
         if "severity" in want:
             assert diagnostic.severity.label == want["severity"], diagnostic.message
         if "fix" in want:

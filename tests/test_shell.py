@@ -534,7 +534,8 @@ def test_placeholder_values():
     s = parse("CHECKPOINT_PATH=<Specify path>\ndeepspeed t.py\n")
     (problem,) = s.problems
     assert pos(problem.span) == (1, 1)
-    assert problem.message.startswith("bash 5.2: syntax error near unexpected token `newline' (`<Specify path>` reads as")
+    assert problem.message == "bash 5.2: syntax error near unexpected token `newline'"
+    assert problem.note.startswith("`<Specify path>` reads as redirections")
 
 
 def test_one_problem_per_script_at_the_first_error():

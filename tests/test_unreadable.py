@@ -59,7 +59,9 @@ def run(cwd: Path, *args: str) -> subprocess.CompletedProcess:
 def findings(cwd: Path, *args: str) -> tuple[list[tuple], subprocess.CompletedProcess]:
     proc = run(cwd, "--format", "json", "-v", "--select", "DS001,DS003,DS251", *args)
     assert proc.returncode in (0, 1), proc.stderr
-    return [(d["path"], d["code"], d["severity"], d["message"]) for d in json.loads(proc.stdout)["diagnostics"]], proc
+    # (path, code, severity, the headline and its notes): the readers that fail are named in the note
+    return [(d["path"], d["code"], d["severity"], ": ".join([d["message"], *d["detail"]["notes"]]))
+            for d in json.loads(proc.stdout)["diagnostics"]], proc
 
 
 # ---- the readers really fail ------------------------------------------------------------------

@@ -23,6 +23,66 @@ class Skipped(Exception):
     """A file dslint does not lint, with the reason."""
 
 
+def read_candidate(candidate, data: bytes | None = None) -> Document:
+    """The document of one discovered file (a ``dslint.discovery.Candidate``), read from disk, or
+    from ``data`` in its place (the fixer's passes); raises Skipped.
+
+    What cannot be read (a missing or unreadable file that was named, one past the size limit,
+    nesting too deep for the parsers) is a document of kind ``unreadable`` with the reason; a
+    dataset JSON is skipped after its head is read (dslint/documents/sniff.py). A parser's own
+    failure (a bug) propagates: the caller reports it and goes on with the other files.
+    """
+    display, explicit = candidate.display, candidate.explicit
+    if data is None:
+        data = _read_bytes(candidate)
+        if isinstance(data, Document):
+            return data
+    try:
+        return read_document(display, data, explicit=explicit)
+    except RecursionError:
+        return unreadable(display, "nesting too deep to read")
+
+
+def _read_bytes(candidate) -> bytes | Document:
+    import errno
+    import os
+    import stat
+
+    from dslint.documents.sniff import HEAD_BYTES, data_json
+    from dslint.source import MAX_FILE_BYTES
+
+    path = candidate.path
+    try:
+        info = os.stat(path)
+        if not stat.S_ISREG(info.st_mode):
+            # A FIFO, socket or device (or a link to one): reading it could block forever.
+            raise Skipped("not a regular file")
+        size = info.st_size
+        with open(path, "rb") as handle:
+            if size > HEAD_BYTES and candidate.display.lower().endswith(JSON_SUFFIXES):
+                # a dataset or tokenizer: its head says so, without reading megabytes
+                reason = data_json(handle.read(HEAD_BYTES), size)
+                if reason is not None:
+                    raise Skipped(reason)
+                handle.seek(0)
+            if size > MAX_FILE_BYTES:
+                return unreadable(candidate.display, f"file is {size / 1e6:.1f} MB; dslint reads files up to {MAX_FILE_BYTES // 1_000_000} MB")
+            return handle.read(MAX_FILE_BYTES + 1)
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        if getattr(exc, "errno", None) == errno.ELOOP:
+            reason = "symbolic link loop"
+        if not candidate.explicit and not os.path.exists(path):
+            raise Skipped(f"cannot read: {reason}") from None
+        return unreadable(candidate.display, f"cannot read file: {reason}")
+
+
+def unreadable(display: str, message: str) -> Document:
+    """A file nothing could read, with the reason (reported by unreadable-file, DS003)."""
+    source = SourceFile(path=display, text="")
+    return Document(source=source, kind=UNREADABLE, root=None, problems=[ParseProblem(Span(source, 0, 0), message)])
+
+
 def read_document(path: str, data: bytes, expect: str | None = None, explicit: bool = False) -> Document:
     """Parse ``data`` (the bytes of ``path``) into a Document, or raise Skipped.
 
@@ -183,24 +243,25 @@ def _unreadable_config(path: str, data: bytes, kind: str | None, expect: str | N
         raise Skipped(f"cannot be read as text: {describe_encoding(data) or exc.message}")
     if exc is None:  # empty
         if kind == "json":
-            message = "empty file: HF's json.load raises 'Expecting value'; DeepSpeed's hjson reads {} and finds no batch size"
+            note = "HF's json.load raises 'Expecting value'; DeepSpeed's hjson reads {} and finds no batch size"
         else:
-            message = "empty file: yaml.safe_load gives None, which HfArgumentParser and accelerate's config loader fail on"
-        return Document(source=source, kind=document_kind, root=None, problems=[ParseProblem(Span(source, 0, 0), message)])
+            note = "yaml.safe_load gives None, which HfArgumentParser and accelerate's config loader fail on"
+        return Document(source=source, kind=document_kind, root=None, problems=[ParseProblem(Span(source, 0, 0), "empty file", note)])
     encoding = describe_encoding(data)
     readers = _JSON_READERS if kind == "json" else _YAML_READERS
     if encoding is None:  # text that is not UTF-8: show the line with the bad byte
         source = SourceFile(path=path, text=text)
         offset = source.offset(exc.line, exc.column)
         span = Span(source, offset, min(offset + 1, len(text)))
-        message = f"{exc.message}: {readers} {'read YAML as UTF-8 and ' if kind == 'yaml' else ''}raise UnicodeDecodeError"
+        message, note = exc.message, f"{readers} {'read YAML as UTF-8 and ' if kind == 'yaml' else ''}raise UnicodeDecodeError"
     else:
         source = SourceFile(path=path, text="")
         span = Span(source, 0, 0)
+        message = encoding
         if encoding.startswith("binary"):
-            message = f"{encoding}: not text {readers} can read"
+            note = f"not text {readers} can read"
         elif "without a BOM" in encoding:
-            message = f"{encoding}: as UTF-8 it is letters between NULs, which {readers} reject"
+            note = f"as UTF-8 it is letters between NULs, which {readers} reject"
         else:
-            message = f"{encoding}: {readers} read {'YAML as ' if kind == 'yaml' else ''}UTF-8 and raise UnicodeDecodeError"
-    return Document(source=source, kind=document_kind, root=None, problems=[ParseProblem(span, message)], strict_json=False)
+            note = f"{readers} read {'YAML as ' if kind == 'yaml' else ''}UTF-8 and raise UnicodeDecodeError"
+    return Document(source=source, kind=document_kind, root=None, problems=[ParseProblem(span, message, note)], strict_json=False)

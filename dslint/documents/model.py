@@ -95,6 +95,7 @@ class ParseProblem:
 
     span: Span
     message: str
+    note: str | None = None  # what the complaint likely means (a template placeholder never filled in)
 
 
 # What a file is to dslint; decided by content, with the file name only as a tie-breaker.

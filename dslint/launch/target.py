@@ -102,10 +102,6 @@ class Target:
     def npu(self) -> bool:
         return self.name == NPU
 
-    def note(self) -> str:
-        """The clause NPU diagnostics end with."""
-        return f"[Ascend NPU: {self.reason}]"
-
 
 @dataclass(frozen=True)
 class Hardware:

@@ -36,6 +36,12 @@ def related_dict(related: Related) -> dict:
     return {"path": related.span.path, "line": line, "column": column, "message": related.message}
 
 
+def detail_dict(diagnostic: Diagnostic) -> dict:
+    """What the headline leaves out: the notes (the consumer's evidence) and the help (what to do
+    when no fix does it). Always present; ``notes`` may be empty and ``help`` null."""
+    return {"notes": list(diagnostic.notes), "help": diagnostic.help}
+
+
 def diagnostic_dict(diagnostic: Diagnostic) -> dict:
     line, column, end_line, end_column = location(diagnostic)
     return {
@@ -48,6 +54,7 @@ def diagnostic_dict(diagnostic: Diagnostic) -> dict:
         "name": diagnostic.name,
         "severity": diagnostic.severity.label,
         "message": diagnostic.message,
+        "detail": detail_dict(diagnostic),
         "related": [related_dict(r) for r in diagnostic.related],
         "fix": fix_dict(diagnostic.fix),
     }

@@ -117,13 +117,42 @@ def _fix(fix: Fix) -> dict:
     }
 
 
+def message_dict(diagnostic: Diagnostic) -> dict:
+    """The result's message: the headline as the first sentence, the notes and the help after it.
+
+    GitHub code scanning shows ``text`` as the alert's title and only its first sentence where
+    space is short; viewers that render ``markdown`` (SARIF 2.1.0 §3.11.4) get one line each.
+    """
+    if not diagnostic.notes and diagnostic.help is None:
+        return {"text": diagnostic.message}
+    details = [f"Note: {_sentence(note)}" for note in diagnostic.notes]
+    if diagnostic.help is not None:
+        details.append(f"Help: {_sentence(diagnostic.help)}")
+    return {
+        "text": " ".join([_sentence(diagnostic.message), *details]),
+        "markdown": "\n\n".join([_markdown(_sentence(diagnostic.message)), *(_markdown(d) for d in details)]),
+    }
+
+
+def _sentence(text: str) -> str:
+    return text if text.endswith((".", "?", "!")) else f"{text}."
+
+
+def _markdown(text: str) -> str:
+    """Plain text as markdown that shows the same characters."""
+    return "".join(f"\\{char}" if char in _MARKDOWN_SPECIAL else char for char in text)
+
+
+_MARKDOWN_SPECIAL = set("\\`*_{}[]<>()#+-!|~")
+
+
 def result_dict(diagnostic: Diagnostic, rule_index: int) -> dict:
     line, column, end_line, end_column = location(diagnostic)
     out: dict = {
         "ruleId": diagnostic.code,
         "ruleIndex": rule_index,
         "level": LEVELS[diagnostic.severity],
-        "message": {"text": diagnostic.message},
+        "message": message_dict(diagnostic),
         "locations": [
             {
                 "physicalLocation": {

@@ -36,7 +36,7 @@ def render_diagnostic(diagnostic: Diagnostic, options: ReportOptions) -> list[st
 
 
 def context_lines(diagnostic: Diagnostic) -> list[str]:
-    """The `  = ...` lines under a finding: related places, then the fix (shared with junit)."""
+    """The `  = ...` lines under a finding: related places, notes, help, then the fix (shared with junit)."""
     out = []
     for related in diagnostic.related:
         if related.span is not None:
@@ -44,6 +44,9 @@ def context_lines(diagnostic: Diagnostic) -> list[str]:
             out.append(f"  = {related.span.path}:{r_line}:{r_column}: {related.message}")
         else:
             out.append(f"  = {related.message}")
+    out.extend(f"  = note: {note}" for note in diagnostic.notes)
+    if diagnostic.help is not None:
+        out.append(f"  = help: {diagnostic.help}")
     if diagnostic.fix is not None:
         out.append(f"  = fix ({diagnostic.fix.applicability}): {diagnostic.fix.title}")
     return out

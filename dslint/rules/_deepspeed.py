@@ -35,6 +35,9 @@ CONSUMER_LABEL = {
     "megatron": "Megatron-DeepSpeed",
 }
 
+# The help of a finding on a value that looks like a template's placeholder (`GB_SIZE,`).
+PLACEHOLDER_HELP = "it looks like a template placeholder: if a script fills it in before launch, exclude the template from dslint"
+
 MISSING = object()  # "the key is absent"
 UNKNOWN = object()  # "the value is decided later (\"auto\") or cannot be judged"
 
@@ -151,7 +154,7 @@ class Versions:
         if not verdict.anywhere:
             return None
         if not verdict.everywhere:
-            finding.message = verdict.qualify(finding.message)
+            finding.note = verdict.qualify(finding.note)
             finding.severity = Severity.INFO
         return finding
 

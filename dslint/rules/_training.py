@@ -332,7 +332,7 @@ def _swift_tuner_name(version: str) -> str:
 
 
 def swift_tuner_flag_findings(plan, settings):
-    """(arg, message, rename target, verdict) for tuner flags that some candidate ms-swift does not read."""
+    """(arg, headline, note, rename target and what calls it so, verdict) for tuner flags some candidate ms-swift does not read."""
     found = plan_sets(plan)
     if found is None or found[0] != "ms-swift":
         return
@@ -349,8 +349,6 @@ def swift_tuner_flag_findings(plan, settings):
             continue
         rights = {_swift_tuner_name(v) for v in verdict.failing + verdict.unsure}
         right = rights.pop() if len(rights) == 1 else None
-        message = (f"--{name} is not a flag of {verdict.where()} ({use.candidates.why()}): ms-swift stops with "
-                   f"ValueError: remaining_argv: ['--{name}', ...]")
-        if right:
-            message += f"; {'that version calls' if len(verdict.failing) == 1 else 'those versions call'} it --{right}"
-        yield arg, message, right, verdict
+        note = f"ms-swift stops with ValueError: remaining_argv: ['--{name}', ...] ({use.candidates.why()})"
+        calls = f"{'that version calls' if len(verdict.failing) == 1 else 'those versions call'} it --{right}" if right else None
+        yield arg, f"--{name} is not a flag of {verdict.where()}", note, (right, calls), verdict

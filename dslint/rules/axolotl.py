@@ -68,10 +68,11 @@ def axolotl_config_rejected(plan, context):
         args = [plan.args[key] for key in rejection.keys if key in plan.args]
         at = args[0] if args else None
         shown = " with ".join(f"{arg.name}: {_text(arg.value)}" for arg in args)
-        message = f"{shown}: axolotl refuses the config with '{rejection.quoted}' ({rejection.validator})"
+        why = f"axolotl refuses the config with '{rejection.quoted}' ({rejection.validator})"
         yield Finding(
             (at.name_span or at.span) if at is not None else plan.span,
-            f"{message} ({note})" if note else message,
+            f"{shown}: axolotl refuses this config",
+            note=f"{why} ({note})" if note else why,
             related=[*(Related(arg.origin, arg.name_span or arg.span) for arg in args[1:]), Related(found.describe())],
             severity=Severity.INFO if note else None,
         )

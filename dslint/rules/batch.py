@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 import re
 
+from dataclasses import dataclass
+
 from dslint.diagnostics import Finding, Fix, Related
 from dslint.documents.model import Mapping, Node, Scalar
 from dslint.edits import remove_json_entry, replace_value
@@ -48,6 +50,17 @@ def _fmt(value) -> str:
     return repr(value) if isinstance(value, float) else str(value)
 
 
+@dataclass(frozen=True)
+class BatchFailure:
+    """Why DeepSpeed's batch check fails: a kind for the rules, DeepSpeed's own words for people."""
+
+    kind: str  # "missing", "division", "not-positive" or "mismatch"
+    text: str
+
+    def __str__(self) -> str:
+        return self.text
+
+
 def derive(tbs, mbs, gas, world):
     """DeepSpeed's derivation and assertion (deepspeed/runtime/config.py:590-656).
 
@@ -69,17 +82,17 @@ def derive(tbs, mbs, gas, world):
         elif mbs is not None:
             tbs, gas = mbs * world, 1
         else:
-            return tbs, mbs, gas, "Either train_batch_size or train_micro_batch_size_per_gpu needs to be provided"
+            return tbs, mbs, gas, BatchFailure("missing", "Either train_batch_size or train_micro_batch_size_per_gpu needs to be provided")
     except ZeroDivisionError:
-        return tbs, mbs, gas, "division by zero while deriving the batch values (ZeroDivisionError)"
+        return tbs, mbs, gas, BatchFailure("division", "division by zero while deriving the batch values (ZeroDivisionError)")
     if not tbs > 0:
-        return tbs, mbs, gas, f"Train batch size: {_fmt(tbs)} has to be greater than 0"
+        return tbs, mbs, gas, BatchFailure("not-positive", f"Train batch size: {_fmt(tbs)} has to be greater than 0")
     if not mbs > 0:
-        return tbs, mbs, gas, f"Micro batch size per gpu: {_fmt(mbs)} has to be greater than 0"
+        return tbs, mbs, gas, BatchFailure("not-positive", f"Micro batch size per gpu: {_fmt(mbs)} has to be greater than 0")
     if not gas > 0:
-        return tbs, mbs, gas, f"Gradient accumulation steps: {_fmt(gas)} has to be greater than 0"
+        return tbs, mbs, gas, BatchFailure("not-positive", f"Gradient accumulation steps: {_fmt(gas)} has to be greater than 0")
     if tbs != mbs * gas * world:
-        return tbs, mbs, gas, f"{_fmt(tbs)} != {_fmt(mbs)} * {_fmt(gas)} * {_fmt(world)}"
+        return tbs, mbs, gas, BatchFailure("mismatch", f"{_fmt(tbs)} != {_fmt(mbs)} * {_fmt(gas)} * {_fmt(world)}")
     return tbs, mbs, gas, None
 
 
@@ -153,22 +166,22 @@ def batch_size_mismatch(use, context):
     related = _world_related(use) + _related_keys(config, exclude=_anchor_key(nodes))
     anchor = _anchor(config, nodes)
     given = ", ".join(f"{k}={_fmt(v)}" for k, v in values.items() if v is not None) or "no batch keys"
-    if " != " in failure:
+    if failure.kind == "mismatch":
         product = d_mbs * d_gas * world
         derived = []
-        if mbs is None:
+        if mbs is None and gas is None:
+            derived.append(f"accumulation 1 and micro batch {_fmt(d_mbs)} = {_fmt(tbs)} // {_fmt(world)}")
+        elif mbs is None:
             derived.append(f"micro batch {_fmt(d_mbs)} = {_fmt(tbs)} // {_fmt(world)} // {_fmt(gas)}")
-        if gas is None:
+        elif gas is None:
             derived.append(f"accumulation {_fmt(d_gas)} = {_fmt(tbs)} // {_fmt(mbs)} // {_fmt(world)}")
-        how = f" (DeepSpeed derives {'; '.join(derived)})" if derived else ""
-        message = (
-            f"train_batch_size {failure} (micro batch * accumulation * world size = {_fmt(product)}){how}; "
-            f"DeepSpeed asserts this at start-up with world size {_fmt(world)}"
-        )
-        yield Finding(anchor, message, related=related, **_fixes(config, nodes, product))
+        how = f"DeepSpeed derives {'; '.join(derived)}, then " if derived else "DeepSpeed "
+        message = f"train_batch_size {failure} (micro batch * accumulation * world size = {_fmt(product)})"
+        note = f"{how}asserts this at start-up with world size {_fmt(world)}"
+        yield Finding(anchor, message, related=related, note=note, **_fixes(config, nodes, product))
         return
-    message = f"{failure} ({given}, world size {_fmt(world)}); DeepSpeed asserts this at start-up"
-    yield Finding(anchor, message, related=related, **_fixes(config, nodes, None))
+    note = f"from {given} at world size {_fmt(world)}; DeepSpeed asserts this at start-up"
+    yield Finding(anchor, failure.text, related=related, note=note, **_fixes(config, nodes, None))
 
 
 def _not_positive(config, nodes):
@@ -176,7 +189,8 @@ def _not_positive(config, nodes):
         value = _meant(node) if node is not None else None
         if value is not None and not value > 0:
             related = _related_keys(config, exclude=key)
-            yield Finding(config.entry(key).value.span, f"{key} is {_fmt(value)}; DeepSpeed requires it to be greater than 0", related=related)
+            yield Finding(config.entry(key).value.span, f"{key} is {_fmt(value)}, not greater than 0", related=related,
+                          note="DeepSpeed asserts that it is greater than 0 at start-up")
             return
 
 
@@ -190,7 +204,8 @@ def _without_world_size(use, nodes, tbs, mbs, gas):
         return
     for key, value in ((TBS, tbs), (MBS, mbs), (GAS, gas)):
         if value is not None and not value > 0:
-            yield Finding(config.entry(key).value.span, f"{key} is {_fmt(value)}; DeepSpeed requires it to be greater than 0", related=related)
+            yield Finding(config.entry(key).value.span, f"{key} is {_fmt(value)}, not greater than 0", related=related,
+                          note="DeepSpeed asserts that it is greater than 0 at start-up")
             return
     if tbs is None:
         return
@@ -199,9 +214,9 @@ def _without_world_size(use, nodes, tbs, mbs, gas):
         if tbs % step:
             yield Finding(
                 anchor,
-                f"train_batch_size {_fmt(tbs)} is not a multiple of micro batch {_fmt(mbs)} * accumulation {_fmt(gas)} = {_fmt(step)}, "
-                "so DeepSpeed's assertion fails for every world size",
+                f"train_batch_size {_fmt(tbs)} is not a multiple of micro batch {_fmt(mbs)} * accumulation {_fmt(gas)} = {_fmt(step)}",
                 related=related,
+                note=_EVERY_WORLD,
                 **_fixes(config, nodes, None),
             )
         return
@@ -212,17 +227,16 @@ def _without_world_size(use, nodes, tbs, mbs, gas):
         derived = "gradient_accumulation_steps" if divisor_key == MBS else "train_micro_batch_size_per_gpu"
         yield Finding(
             anchor,
-            f"train_batch_size {_fmt(tbs)} is smaller than {divisor_key} {_fmt(divisor)}: DeepSpeed derives {derived} = 0 "
-            "and fails for every world size",
+            f"train_batch_size {_fmt(tbs)} is smaller than {divisor_key} {_fmt(divisor)}",
             related=related,
+            note=f"DeepSpeed derives {derived} = 0, and its batch assertion fails for every world size",
         )
     elif tbs % divisor:
-        yield Finding(
-            anchor,
-            f"train_batch_size {_fmt(tbs)} is not a multiple of {divisor_key} {_fmt(divisor)}, so DeepSpeed's assertion "
-            "fails for every world size",
-            related=related,
-        )
+        yield Finding(anchor, f"train_batch_size {_fmt(tbs)} is not a multiple of {divisor_key} {_fmt(divisor)}", related=related,
+                      note=_EVERY_WORLD)
+
+
+_EVERY_WORLD = "DeepSpeed's batch assertion fails for every world size"
 
 
 def _anchor_key(nodes) -> str:
@@ -334,7 +348,7 @@ def batch_value_type(use, context):
             continue
         if isinstance(node, Scalar) and not isinstance(value, (bool, str)) and isinstance(value, (int, float)):
             if isinstance(value, float) and math.isfinite(value) and not value.is_integer():
-                yield Finding(node.span, f"{key} is {_fmt(value)}, a fraction: batch sizes and accumulation steps are whole numbers")
+                yield Finding(node.span, f"{key} is {_fmt(value)}, a fraction", note="batch sizes and accumulation steps are whole numbers")
             elif isinstance(value, float) and not math.isfinite(value):
                 yield Finding(node.span, f"{key} is {value}: not a usable number")
             continue
@@ -342,7 +356,8 @@ def batch_value_type(use, context):
             if value.strip().lower() == "auto":
                 yield Finding(
                     node.span,
-                    f"{key} is {value!r}: only lowercase \"auto\" is filled in by HF Trainer and accelerate",
+                    f"{key} is {value!r}, not \"auto\"",
+                    note='only lowercase "auto" is filled in by HF Trainer and accelerate',
                     fix=Fix.safe('Write "auto"', replace_value(node, "auto")) if ds.fills_auto(use) else None,
                 )
             elif _INTEGER_TEXT.match(value):
@@ -350,16 +365,15 @@ def batch_value_type(use, context):
                 how = "quoteless hjson text" if getattr(node, "style", "") == "quoteless" else "a string"
                 yield Finding(
                     node.span,
-                    f"{key} is {how} ({value!r}), not a number: DeepSpeed fails comparing it with a number "
-                    "('>' not supported between instances of 'str' and 'int')",
+                    f"{key} is {how} ({value!r}), not a number",
+                    note="DeepSpeed fails comparing it with a number ('>' not supported between instances of 'str' and 'int')",
                     fix=Fix.safe(f"Write the number {number}", replace_value(node, number)),
                 )
             else:
-                how = "quoteless hjson text, which DeepSpeed reads as the string" if getattr(node, "style", "") == "quoteless" else "the string"
-                hint = ""
-                if _PLACEHOLDER.match(value):
-                    hint = " (it looks like a template placeholder: if a script fills it in before launch, exclude the template from dslint)"
-                yield Finding(node.span, f"{key} is {how} {value!r}, not a number: DeepSpeed fails at start-up{hint}")
+                quoteless = getattr(node, "style", "") == "quoteless"
+                how = "quoteless hjson text, the string" if quoteless else "the string"
+                yield Finding(node.span, f"{key} is {how} {value!r}, not a number", note="DeepSpeed fails at start-up",
+                              help=ds.PLACEHOLDER_HELP if _PLACEHOLDER.match(value) else None)
             continue
         kind = "a boolean" if isinstance(value, bool) else f"a {type(value).__name__}"
         yield Finding(node.span, f"{key} is {kind} ({node.span.text.strip()[:40]}), not a number")

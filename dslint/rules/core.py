@@ -38,7 +38,7 @@ def syntax_error(document, context):
     ```
     """
     for problem in document.problems:
-        yield Finding(problem.span, problem.message)
+        yield Finding(problem.span, problem.message, note=problem.note)
 
 
 @rule("DS005", "shell-construct-not-read", severity="info", kinds=("launch-script",))
@@ -112,9 +112,10 @@ def duplicate_key(document, context):
             dotted = ".".join(str(p) for p in path + (entry.key,))
             yield Finding(
                 entry.key_span,
-                f"duplicate key '{dotted}': DeepSpeed raises 'Duplicate keys in DeepSpeed config' when it loads this file "
-                "(HF and accelerate silently keep this last value)",
+                f"duplicate key '{dotted}'",
                 related=[Related("first occurrence", earlier.key_span)],
+                note="DeepSpeed raises 'Duplicate keys in DeepSpeed config' when it loads this file; "
+                "HF and accelerate silently keep this last value",
                 fix=Fix.unsafe(f"Remove the earlier '{entry.key}'", remove_json_entry(node, earlier)),
             )
             first_seen[entry.key] = entry
@@ -139,4 +140,4 @@ def unreadable_file(document, context):
     Use instead: point the link at the real config, or exclude the path.
     """
     for problem in document.problems:
-        yield Finding(problem.span, problem.message)
+        yield Finding(problem.span, problem.message, note=problem.note)

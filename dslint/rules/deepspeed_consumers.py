@@ -47,7 +47,8 @@ def zero_section_required(use, context):
         return
     yield Finding(
         ds.opening(use.config),
-        f"no zero_optimization section: {ds.consumer_label(use)} goes through accelerate's DeepSpeedPlugin, which raises "
+        "no zero_optimization section",
+        note=f"{ds.consumer_label(use)} goes through accelerate's DeepSpeedPlugin, which raises "
         "'Please specify the ZeRO optimization config in the DeepSpeed config.'",
         fix=Fix.safe('Add "zero_optimization": {"stage": 0} (DeepSpeed\'s default: ZeRO off)', ds.insert_json_entry(use.config, "zero_optimization", '{"stage": 0}')),
     )
@@ -94,10 +95,12 @@ def hjson_syntax_for_json_reader(use, context):
     if use.document.source.bom and (use.consumer is None or use.consumer in ds.STRICT_JSON_CONSUMERS):
         source = use.document.source
         if use.consumer is None:
-            yield Finding(Span(source, 0, 0), "UTF-8 BOM: HF Trainer, accelerate, ms-swift and LLaMA-Factory read configs with json.load, "
-                          "which raises 'Unexpected UTF-8 BOM' (DeepSpeed's hjson accepts it)", severity=Severity.WARNING)
+            yield Finding(Span(source, 0, 0), "the file starts with a UTF-8 BOM, which json.load rejects", severity=Severity.WARNING,
+                          note="HF Trainer, accelerate, ms-swift and LLaMA-Factory read configs with json.load, which raises "
+                          "'Unexpected UTF-8 BOM' (DeepSpeed's hjson accepts it)")
         else:
-            yield Finding(Span(source, 0, 0), f"UTF-8 BOM: {ds.consumer_label(use)} reads this config with json.load, which raises 'Unexpected UTF-8 BOM'")
+            yield Finding(Span(source, 0, 0), "the file starts with a UTF-8 BOM, which json.load rejects",
+                          note=f"{ds.consumer_label(use)} reads this config with json.load, which raises 'Unexpected UTF-8 BOM'")
     if use.consumer not in ds.STRICT_JSON_CONSUMERS or use.document.strict_json:
         return
     source = use.document.source
@@ -113,6 +116,6 @@ def hjson_syntax_for_json_reader(use, context):
     span = Span(source, offset, min(offset + 1, len(text)))
     yield Finding(
         span,
-        f"{ds.consumer_label(use)} reads this config with Python's json module, which stops here ({reason}): "
-        "comments, trailing commas and unquoted text are hjson, which only DeepSpeed's own loader accepts",
+        f"{ds.consumer_label(use)} cannot read this config with Python's json module: {reason}",
+        note="comments, trailing commas and unquoted text are hjson, which only DeepSpeed's own loader accepts",
     )

@@ -222,8 +222,9 @@ def offload_with_client_optimizer(use, context):
         fix = alternatives.pop(0)
     yield Finding(
         anchor_item.key_span,
-        f"optimizer offload to {device} with no DeepSpeed 'optimizer' block: {why}; DeepSpeed then raises 'ZeRORuntimeException: "
-        "You are using ZeRO-Offload with a client provided optimizer' (engine.py:2339-2346)",
+        f"optimizer offload to {device} with no DeepSpeed 'optimizer' block",
+        note=f"{why}; DeepSpeed then raises 'ZeRORuntimeException: You are using ZeRO-Offload with a client provided optimizer' "
+        "(engine.py:2339-2346)",
         fix=fix,
         alternatives=alternatives,
         severity=None if ds.hf_like(use) else Severity.WARNING,  # "auto" suggests HF; it does not establish it
@@ -259,10 +260,10 @@ def _swapped_optimizer(use, context, anchor_item, device):
         verdict = found.judge(lambda v: compare(v, _MAPS_OPTIMIZER) < 0)
         if not verdict.anywhere:
             return
-        message = (f"optim {optim} with optimizer offload to {device} and no DeepSpeed 'optimizer' block: accelerate before "
-                   f"{_MAPS_OPTIMIZER} replaces the Trainer's optimizer with DeepSpeedCPUAdam (AdamW) silently")
-        yield Finding(anchor_item.key_span, verdict.qualify(message), related=[r for r in [related] if r is not None],
-                      severity=verdict.severity() or Severity.WARNING)
+        note = f"accelerate before {_MAPS_OPTIMIZER} replaces the Trainer's optimizer with DeepSpeedCPUAdam (AdamW) silently"
+        yield Finding(anchor_item.key_span, f"optim {optim} with optimizer offload to {device} and no DeepSpeed 'optimizer' block",
+                      related=[r for r in [related] if r is not None], severity=verdict.severity() or Severity.WARNING,
+                      note=verdict.qualify(note))
         return
     modes = []
     if mapped:
@@ -272,8 +273,8 @@ def _swapped_optimizer(use, context, anchor_item, device):
         modes.append(f"AdamW before accelerate {_MAPS_OPTIMIZER}, which converts every optimizer")
     yield Finding(
         anchor_item.key_span,
-        f"optim {optim} with optimizer offload to {device} and no DeepSpeed 'optimizer' block: accelerate replaces the Trainer's "
-        f"optimizer with DeepSpeedCPUAdam silently, as {'; or '.join(modes)} ({found.why()})",
+        f"optim {optim} with optimizer offload to {device} and no DeepSpeed 'optimizer' block",
+        note=f"accelerate replaces the Trainer's optimizer with DeepSpeedCPUAdam silently, as {'; or '.join(modes)} ({found.why()})",
         related=[r for r in [related] if r is not None],
         severity=Severity.WARNING,
     )
@@ -324,7 +325,9 @@ def allreduce_sum_unsupported(use, context):
     if isinstance(compile_section, Mapping) and ds.strict_bool(compile_section, "deepcompile", False) is True:
         reasons.append(("DeepCompile", _related(compile_section.entry("deepcompile"))))
     for what, related in reasons[:1]:
-        yield from versions.within([Finding(item.value.span, f"gradient_allreduce_op='sum' is not supported with {what}: DeepSpeed raises ValueError when it parses the config (config.py:694-700)", related=related)], reading)
+        found = Finding(item.value.span, f"gradient_allreduce_op='sum' with {what}", related=related,
+                        note="DeepSpeed raises ValueError when it parses the config (config.py:694-700)")
+        yield from versions.within([found], reading)
 
 
 def _bf16_zero1_optimizer(config: Mapping, stage) -> bool:
@@ -382,8 +385,9 @@ def allgather_bucket_odd(use, context):
     if size % 2:
         yield Finding(
             item.value.span,
-            f"{item.key} {size} is odd: ZeRO stage {stage} asserts 'allgather_bucket_size must be a multiple of "
-            "nccl_start_alignment_factor, 2' at deepspeed.initialize (stage_1_and_2.py:389-391)",
+            f"{item.key} {size} is odd",
+            note=f"ZeRO stage {stage} asserts 'allgather_bucket_size must be a multiple of nccl_start_alignment_factor, 2' "
+            "at deepspeed.initialize (stage_1_and_2.py:389-391)",
             related=_stage_related(config),
             fix=Fix.safe(f"Write {size + 1}", replace_value(item.value, size + 1)),
         )
@@ -439,8 +443,8 @@ def prescale_with_reduce_scatter(use, context):
     if prescale is not None and _truthy(prescale.value):
         yield from versions.within([Finding(
             prescale.value.span,
-            f"prescale_gradients is {ds.show(prescale.value)} with {name} and reduce_scatter: DeepSpeed asserts 'pre-scale gradients "
-            f"is not yet supported with {name} with reduce scatter enabled' at deepspeed.initialize",
+            f"prescale_gradients is {ds.show(prescale.value)} with {name} and reduce_scatter",
+            note=f"DeepSpeed asserts 'pre-scale gradients is not yet supported with {name} with reduce scatter enabled' at deepspeed.initialize",
             related=_stage_related(config),
             fix=Fix.safe("Remove prescale_gradients", remove_json_entry(config, prescale)),
         )], applies, spelling=True)
@@ -448,8 +452,8 @@ def prescale_with_reduce_scatter(use, context):
     if factor is not None and not ds.is_auto(factor.value) and ds.raw(factor.value) != 1.0:
         yield from versions.within([Finding(
             factor.value.span,
-            f"gradient_predivide_factor is {ds.show(factor.value)} with {name} and reduce_scatter: DeepSpeed asserts "
-            f"'gradient_predivide_factor != 1.0 is not yet supported with {name} with reduce scatter enabled'",
+            f"gradient_predivide_factor is {ds.show(factor.value)} with {name} and reduce_scatter",
+            note=f"DeepSpeed asserts 'gradient_predivide_factor != 1.0 is not yet supported with {name} with reduce scatter enabled'",
             related=_stage_related(config),
             fix=Fix.safe("Remove gradient_predivide_factor", remove_json_entry(config, factor)),
         )], applies, spelling=True)
@@ -500,32 +504,38 @@ def compute_grad_norm_off(use, context):
     if stage is ds.UNKNOWN:
         return
     if stage not in (1, 2):
-        yield from versions.within([Finding(item.value.span, f"compute_grad_norm=false with ZeRO stage {stage}: DeepSpeed raises 'compute_grad_norm=false is supported only with ZeRO Stage 1 or 2' when it parses the config", related=_stage_related(config), fix=fix)], reading)
+        found = Finding(item.value.span, f"compute_grad_norm=false with ZeRO stage {stage}", related=_stage_related(config), fix=fix,
+                        note="DeepSpeed raises 'compute_grad_norm=false is supported only with ZeRO Stage 1 or 2' when it parses the config")
+        yield from versions.within([found], reading)
         return
     clip = config.get("gradient_clipping")
-    reason = None
+    reason = None  # (what conflicts, what DeepSpeed raises)
     related = []
     if clip is None:
         clipping = versions.since(ds.key_history("gradient_clipping").get("default_changed", {}).get("version", "0.19.3"))
         if clipping:
             reading = tuple(v for v in reading if v in clipping)
-            reason = "gradient_clipping is absent and defaults to 1.0, and DeepSpeed raises 'zero_optimization.compute_grad_norm=false requires gradient_clipping=0'"
+            reason = ("gradient_clipping absent (default 1.0)", "zero_optimization.compute_grad_norm=false requires gradient_clipping=0")
     elif not ds.is_auto(clip):
         try:
             value = float(ds.raw(clip))
         except (TypeError, ValueError):
             value = None
         if value is not None and value > 0:
-            reason = f"gradient_clipping is {ds.show(clip)}, and DeepSpeed raises 'zero_optimization.compute_grad_norm=false requires gradient_clipping=0'"
+            reason = (f"gradient_clipping {ds.show(clip)}", "zero_optimization.compute_grad_norm=false requires gradient_clipping=0")
             related = _related(config.entry("gradient_clipping"))
     if reason is None and ds.offload_device(config, "offload_optimizer") in ("cpu", "nvme"):
-        reason = "optimizer offload is on, and DeepSpeed raises 'zero_optimization.compute_grad_norm=false does not support optimizer offload'"
+        reason = ("optimizer offload", "zero_optimization.compute_grad_norm=false does not support optimizer offload")
     if reason is None and zero.get("zenflow") is not None and ds.raw(zero.get("zenflow")) is not None and not ds.is_auto(zero.get("zenflow")):
-        reason = "ZenFlow is configured, and DeepSpeed raises 'zero_optimization.compute_grad_norm=false does not support ZenFlow'"
+        reason = ("ZenFlow", "zero_optimization.compute_grad_norm=false does not support ZenFlow")
     if reason is None and _bf16_zero1_optimizer(config, stage):
-        reason = "stage 1 with bf16 and fp32 gradient accumulation uses the BF16 optimizer, and DeepSpeed raises 'compute_grad_norm=false does not support ZeRO Stage 1 with BF16 parameters and FP32 gradient accumulation'"
+        reason = ("the BF16 optimizer (stage 1, bf16, fp32 gradient accumulation)",
+                  "compute_grad_norm=false does not support ZeRO Stage 1 with BF16 parameters and FP32 gradient accumulation")
     if reason:
-        yield from versions.within([Finding(item.value.span, f"compute_grad_norm=false: {reason} at deepspeed.initialize (stage_1_and_2.py:212-218)", related=related, fix=fix)], reading)
+        what, raises = reason
+        found = Finding(item.value.span, f"compute_grad_norm=false with {what}", related=related, fix=fix,
+                        note=f"DeepSpeed raises '{raises}' at deepspeed.initialize (stage_1_and_2.py:212-218)")
+        yield from versions.within([found], reading)
 
 
 @rule("DS235", "nvme-offload-without-path", severity="error", target="deepspeed")
@@ -574,12 +584,13 @@ def nvme_offload_without_path(use, context):
                     if which == "offload_param"
                     else "'TypeError: expected str, bytes or os.PathLike object, not NoneType'"
                 )
-                yield Finding(device.span, f"{which} to nvme without nvme_path: ZeRO-3 raises {crash} at deepspeed.initialize")
+                yield Finding(device.span, f"{which} to nvme without nvme_path", note=f"ZeRO-3 raises {crash} at deepspeed.initialize")
         elif which == "offload_optimizer" and stage in (1, 2):
             yield Finding(
                 device.span,
-                f"offload_optimizer to nvme at ZeRO stage {stage}: stages 1 and 2 offload optimizer states to CPU memory and "
-                "ignore nvme_path (stage_1_and_2.py:220-222); NVMe offload needs stage 3",
+                f"offload_optimizer to nvme at ZeRO stage {stage} offloads to CPU memory",
+                note="stages 1 and 2 offload optimizer states to CPU memory and ignore nvme_path (stage_1_and_2.py:220-222)",
+                help="NVMe offload needs ZeRO stage 3",
                 related=_stage_related(config),
                 severity=Severity.WARNING,
             )
@@ -627,8 +638,8 @@ def partial_offload_below_stage3(use, context):
     if ratio < 1.0:
         yield Finding(
             item.value.span,
-            f"offload_optimizer.ratio {ds.show(item.value)} with ZeRO stage {stage}: DeepSpeed asserts 'Partial offloading only "
-            "supported for ZeRO Stage 3.' when it parses the config",
+            f"offload_optimizer.ratio {ds.show(item.value)} with ZeRO stage {stage}",
+            note="DeepSpeed asserts 'Partial offloading only supported for ZeRO Stage 3.' when it parses the config",
             related=_stage_related(config),
             fix=Fix.safe("Remove ratio (offload everything)", remove_json_entry(section, item)),
         )
@@ -688,8 +699,9 @@ def optimizer_max_grad_norm(use, context):
         fix = Fix.unsafe(f"Remove it (keeps gradient_clipping = {ds.show(clip.value)})", remove)
     yield Finding(
         item.key_span,
-        "optimizer.params.max_grad_norm: DeepSpeed raises \"'max_grad_norm' is not supported as an optimizer parameter, please "
-        "switch to using the deepspeed parameter 'gradient_clipping'\" when it builds the optimizer (engine.py:2480-2484)",
+        "optimizer.params.max_grad_norm is not an optimizer parameter",
+        note="DeepSpeed raises \"'max_grad_norm' is not supported as an optimizer parameter, please switch to using the deepspeed "
+        "parameter 'gradient_clipping'\" when it builds the optimizer (engine.py:2480-2484)",
         related=_related(clip),
         fix=fix,
         severity=_client_optimizer_severity(use),
@@ -742,7 +754,8 @@ def unknown_optimizer(use, context):
         if optimizer.entries:
             yield Finding(
                 ds.opening(optimizer),
-                "the optimizer block has no 'type': DeepSpeed builds no optimizer from it and ignores its params silently",
+                "the optimizer block has no 'type'",
+                note="DeepSpeed builds no optimizer from it and ignores its params silently",
                 severity=Severity.WARNING,
             )
         return
@@ -750,7 +763,8 @@ def unknown_optimizer(use, context):
     if value is None:
         return
     if not isinstance(value, str):
-        yield Finding(item.value.span, f"optimizer.type is {ds.describe(value)}: DeepSpeed calls .lower() on it and raises AttributeError when it parses the config")
+        yield Finding(item.value.span, f"optimizer.type is {ds.describe(value)}, not a name",
+                      note="DeepSpeed calls .lower() on it and raises AttributeError when it parses the config")
         return
     lowered = value.lower()
     if lowered in DEEPSPEED_OPTIMIZERS or value in TORCH_OPTIMIZERS:
@@ -758,21 +772,23 @@ def unknown_optimizer(use, context):
     if lowered in ONEBIT_OPTIMIZERS:
         yield from versions.within([Finding(
             item.value.span,
-            f"optimizer.type {value!r}: the 1-bit optimizers were removed in DeepSpeed {ONEBIT_REMOVED}; {versions.label} raises "
-            f"'{value} is not a supported DeepSpeed Optimizer' at deepspeed.initialize (use Adam/AdamW, or pin deepspeed<{ONEBIT_REMOVED})",
+            f"optimizer.type {value!r}: the 1-bit optimizers were removed in DeepSpeed {ONEBIT_REMOVED}",
             severity=_client_optimizer_severity(use),
+            note=f"{versions.label} raises '{value} is not a supported DeepSpeed Optimizer' at deepspeed.initialize",
+            help=f"use Adam/AdamW, or pin deepspeed<{ONEBIT_REMOVED}",
         )], versions.since(ONEBIT_REMOVED))
         return
     by_case = {name.lower(): name for name in TORCH_OPTIMIZERS}
     fix = None
-    hint = ""
+    note = f"DeepSpeed raises '{value} is not a supported DeepSpeed Optimizer' at deepspeed.initialize"
     if lowered in by_case:
         fix = Fix.safe(f"Write '{by_case[lowered]}'", replace_value(item.value, by_case[lowered]))
-        hint = f"; torch's class is '{by_case[lowered]}' (torch.optim names are case-sensitive)"
+        note += f"; torch's class is '{by_case[lowered]}' (torch.optim names are case-sensitive)"
     yield Finding(
         item.value.span,
-        f"optimizer.type {value!r} is neither a DeepSpeed optimizer (adam, adamw, adagrad, lamb, lion, muon, ...) nor a "
-        f"torch.optim class: DeepSpeed raises '{value} is not a supported DeepSpeed Optimizer' at deepspeed.initialize{hint}",
+        f"optimizer.type {value!r} is neither a DeepSpeed optimizer nor a torch.optim class",
+        note=note,
+        help=None if fix else "DeepSpeed's optimizers: adam, adamw, adagrad, lamb, lion, muon, ...",
         fix=fix,
         severity=_client_optimizer_severity(use),
     )
@@ -866,23 +882,27 @@ def _scheduler_findings(use, context):
         return
     name = ds.raw(item.value)
     if not isinstance(name, str):
-        yield Finding(item.value.span, f"scheduler.type is {ds.describe(name)}: DeepSpeed looks it up by name and fails at deepspeed.initialize")
+        yield Finding(item.value.span, f"scheduler.type is {ds.describe(name)}, not a name",
+                      note="DeepSpeed looks it up by name and fails at deepspeed.initialize")
         return
     if name not in DEEPSPEED_SCHEDULERS and name not in TORCH_SCHEDULERS:
         known = {n.lower(): n for n in (*DEEPSPEED_SCHEDULERS, *TORCH_SCHEDULERS)}
         fix = None
-        hint = f" (DeepSpeed's: {', '.join(DEEPSPEED_SCHEDULERS)}; or a torch.optim.lr_scheduler class)"
+        note = f"DeepSpeed raises 'DeepSpeed does not recognize LR scheduler {name}' at deepspeed.initialize"
+        help = f"DeepSpeed's schedulers: {', '.join(DEEPSPEED_SCHEDULERS)}; or a torch.optim.lr_scheduler class"
         if name.lower() in known:
             fix = Fix.safe(f"Write '{known[name.lower()]}'", replace_value(item.value, known[name.lower()]))
-            hint = f"; the class is '{known[name.lower()]}' (names are case-sensitive)"
-        yield Finding(item.value.span, f"scheduler.type {name!r}: DeepSpeed raises 'DeepSpeed does not recognize LR scheduler {name}' at deepspeed.initialize{hint}", fix=fix)
+            note += f"; the class is '{known[name.lower()]}' (names are case-sensitive)"
+            help = None
+        yield Finding(item.value.span, f"scheduler.type {name!r} is not a scheduler DeepSpeed knows", fix=fix, note=note, help=help)
         return
     params_entry = scheduler.entry("params")
     if params_entry is None or ds.raw(params_entry.value) is None:
         yield Finding(
             item.value.span,
-            f"scheduler {name} has no params: DeepSpeed calls {name}(optimizer, **params) and raises TypeError "
-            "('argument after ** must be a mapping, not NoneType'); write \"params\": {}",
+            f"scheduler {name} has no params",
+            note=f"DeepSpeed calls {name}(optimizer, **params) and raises TypeError ('argument after ** must be a mapping, not NoneType')",
+            help='write "params": {}',
         )
         return
     params = params_entry.value
@@ -891,9 +911,9 @@ def _scheduler_findings(use, context):
         if wrapper is not None:
             yield Finding(
                 item.value.span,
-                f"scheduler.type {name!r} is a torch.optim.lr_scheduler class, and DeepSpeed gives it its {wrapper}, which is not a "
-                f"torch Optimizer: 'TypeError: {_WRAPPER_CLASS[wrapper]} is not an Optimizer' at deepspeed.initialize; use one of "
-                f"DeepSpeed's schedulers ({', '.join(DEEPSPEED_SCHEDULERS)}) or build the scheduler in code",
+                f"scheduler.type {name!r}, a torch scheduler, would get DeepSpeed's {wrapper}",
+                note=f"the {wrapper} is not a torch Optimizer: 'TypeError: {_WRAPPER_CLASS[wrapper]} is not an Optimizer' at deepspeed.initialize",
+                help=f"use one of DeepSpeed's schedulers ({', '.join(DEEPSPEED_SCHEDULERS)}) or build the scheduler in code",
             )
         return
     if not isinstance(params, Mapping):
@@ -902,13 +922,16 @@ def _scheduler_findings(use, context):
     accepted = set(required) | set(optional)
     for param in params.entries:
         if param.key not in accepted:
-            hint = ""
+            help = None
             if name == "WarmupCosineLR" and param.key in ("warmup_min_lr", "warmup_max_lr"):
-                hint = "; WarmupCosineLR takes ratios of the optimizer's lr: warmup_min_ratio and cos_min_ratio"
-            yield Finding(param.key_span, f"{name} has no parameter '{param.key}': DeepSpeed raises \"{name}.__init__() got an unexpected keyword argument '{param.key}'\" at deepspeed.initialize{hint}")
+                help = "WarmupCosineLR takes ratios of the optimizer's lr: warmup_min_ratio and cos_min_ratio"
+            yield Finding(param.key_span, f"{name} has no parameter '{param.key}'", help=help,
+                          note=f"DeepSpeed raises \"{name}.__init__() got an unexpected keyword argument '{param.key}'\" at deepspeed.initialize")
     for key in required:
         if key not in params:
-            yield Finding(params_entry.key_span, f"{name} needs '{key}': DeepSpeed raises \"{name}.__init__() missing 1 required positional argument: '{key}'\" (HF fills it only when it is present, as \"auto\")")
+            yield Finding(params_entry.key_span, f"{name} needs '{key}'",
+                          note=f"DeepSpeed raises \"{name}.__init__() missing 1 required positional argument: '{key}'\" "
+                          '(HF fills it only when it is present, as "auto")')
     versions = ds.Versions(use, context)
     validated = versions.since(_WARMUP_VALIDATED)
     warmup = params.entry("warmup_num_steps")
@@ -923,9 +946,10 @@ def _scheduler_findings(use, context):
                 fix = Fix.unsafe("Write 1", replace_value(warmup.value, 1))
             yield from versions.within([Finding(
                 warmup.value.span,
-                f"warmup_num_steps is {ds.show(warmup.value)}: {versions.label} raises 'warmup_num_steps must be a positive integer, "
-                f"got {value}' (checked since 0.19.3; older versions clamped it to 2)",
+                f"warmup_num_steps is {ds.show(warmup.value)}, not a positive integer",
                 fix=fix,
+                note=f"{versions.label} raises 'warmup_num_steps must be a positive integer, got {value}' "
+                "(checked since 0.19.3; older versions clamped it to 2)",
             )], validated)
         elif ds.written_as_float(warmup.value) and use.consumer not in ("deepspeed", "megatron"):
             # hjson (DeepSpeed's loader for a path) reads 100.0 as 100; json (HF, accelerate) as 100.0.
@@ -933,9 +957,9 @@ def _scheduler_findings(use, context):
             who = ds.consumer_label(use) if ds.hf_like(use) else "HF Trainer and accelerate"
             yield from versions.within([Finding(
                 warmup.value.span,
-                f"warmup_num_steps is written {text}: {who} read the config with Python's json, which gives the float "
-                f"{float(text)}, and {versions.label} raises 'warmup_num_steps must be a positive integer' "
-                "(DeepSpeed's own hjson loader would read an int)",
+                f"warmup_num_steps is written {text}, a float to Python's json",
+                note=f"{who} read the config with Python's json, which gives the float {float(text)}, and {versions.label} raises "
+                "'warmup_num_steps must be a positive integer' (DeepSpeed's own hjson loader would read an int)",
                 fix=Fix.safe(f"Write {value}", replace_value(warmup.value, value)),
                 severity=None if ds.hf_like(use) else Severity.WARNING,
             )], validated)
@@ -944,14 +968,15 @@ def _scheduler_findings(use, context):
     if isinstance(t, (int, float)) and not isinstance(t, bool) and t <= 0 and use.consumer not in ("hf", "swift", "llamafactory"):
         # HF Trainer compares it with its training steps and stops (hf-config-mismatch says so).
         decay = "stays at warmup_min_lr" if name == "WarmupDecayLR" else "drops to cos_min_ratio × lr"
-        yield Finding(total.value.span, f"total_num_steps is {ds.show(total.value)}: after warmup {name}'s learning rate {decay} "
-                      "for the rest of training (lr_schedules.py:831-839, 917-925); write the number of optimizer steps",
-                      severity=Severity.WARNING)
+        yield Finding(total.value.span, f"total_num_steps is {ds.show(total.value)}: after warmup the learning rate {decay}",
+                      note=f"{name} keeps it there for the rest of training (lr_schedules.py:831-839, 917-925)",
+                      help="write the number of optimizer steps", severity=Severity.WARNING)
         return
     if total is not None and warmup is not None and not ds.is_auto(total.value) and not ds.is_auto(warmup.value):
         t, w = ds.raw(total.value), ds.raw(warmup.value)
         if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (t, w)) and t < w:
-            yield Finding(total.value.span, f"total_num_steps {ds.show(total.value)} is less than warmup_num_steps {ds.show(warmup.value)}: the schedule never leaves warmup (DeepSpeed only logs a warning)", related=_related(warmup), severity=Severity.WARNING)
+            yield Finding(total.value.span, f"total_num_steps {ds.show(total.value)} is less than warmup_num_steps {ds.show(warmup.value)}",
+                          note="the schedule never leaves warmup (DeepSpeed only logs a warning)", related=_related(warmup), severity=Severity.WARNING)
 
 
 @rule("DS240", "lamb-static-loss-scale", severity="error", target="deepspeed")
@@ -988,7 +1013,8 @@ def lamb_static_loss_scale(use, context):
     if scale is ds.UNKNOWN or scale == 0:
         return
     item = fp16.entry("loss_scale")
-    yield Finding(item.value.span, f"fp16.loss_scale {ds.show(item.value)} is a static loss scale, and the Lamb optimizer requires dynamic loss scaling (loss_scale 0): DeepSpeed asserts at deepspeed.initialize", related=_related(use.config.get("optimizer").entry("type")))
+    yield Finding(item.value.span, f"static fp16.loss_scale {ds.show(item.value)} with the Lamb optimizer", related=_related(use.config.get("optimizer").entry("type")),
+                  note="Lamb requires dynamic loss scaling (loss_scale 0): DeepSpeed asserts at deepspeed.initialize")
 
 
 @rule("DS241", "fp16-and-bf16", severity="error", target="deepspeed")
@@ -1022,7 +1048,8 @@ def fp16_and_bf16(use, context):
         fp16 = ds.precision_section(config, "fp16")
         yield Finding(
             bf16.entry("enabled").value.span,
-            "fp16 and bf16 are both enabled: DeepSpeed asserts 'bfloat16 and fp16 modes cannot be simultaneously enabled' when it parses the config",
+            "fp16 and bf16 are both enabled",
+            note="DeepSpeed asserts 'bfloat16 and fp16 modes cannot be simultaneously enabled' when it parses the config",
             related=[Related("fp16.enabled is true here", fp16.entry("enabled").value.span)],
         )
 
@@ -1074,13 +1101,16 @@ def master_weights_config(use, context):
         return
     if stage == 0:
         for key, item in flags.items():
-            yield Finding(item.value.span, f"{key} needs ZeRO stage 1, 2 or 3, but ZeRO is off (stage 0): DeepSpeed asserts '... is only supported with ZeRO Stage 1, 2, or 3.' when it parses the config", related=_stage_related(config))
+            yield Finding(item.value.span, f"{key} with ZeRO off (stage 0)", related=_stage_related(config),
+                          note="DeepSpeed asserts '... is only supported with ZeRO Stage 1, 2, or 3.' when it parses the config")
         return
     if "bf16_optimizer_states" in flags and "bf16_master_weights_and_grads" not in flags:
-        yield Finding(flags["bf16_optimizer_states"].value.span, "bf16_optimizer_states without bf16_master_weights_and_grads: DeepSpeed asserts 'bf16_optimizer_states requires bf16_master_weights_and_grads to be enabled.' when it parses the config")
+        yield Finding(flags["bf16_optimizer_states"].value.span, "bf16_optimizer_states without bf16_master_weights_and_grads",
+                      note="DeepSpeed asserts 'bf16_optimizer_states requires bf16_master_weights_and_grads to be enabled.' when it parses the config")
         return
     if "fp16_master_weights_and_grads" in flags and "bf16_master_weights_and_grads" in flags:
-        yield Finding(flags["bf16_master_weights_and_grads"].value.span, "fp16 and bf16 master weights are both enabled: DeepSpeed asserts 'fp16_master_weights_and_gradients and bf16_master_weights_and_gradients are mutually exclusive.'")
+        yield Finding(flags["bf16_master_weights_and_grads"].value.span, "fp16 and bf16 master weights are both enabled",
+                      note="DeepSpeed asserts 'fp16_master_weights_and_gradients and bf16_master_weights_and_gradients are mutually exclusive.'")
         return
     needs_offload = "fp16_master_weights_and_grads" in flags or ("bf16_master_weights_and_grads" in flags and "bf16_optimizer_states" not in flags)
     device = ds.offload_device(config, "offload_optimizer")
@@ -1088,8 +1118,9 @@ def master_weights_config(use, context):
         key = "fp16_master_weights_and_grads" if "fp16_master_weights_and_grads" in flags else "bf16_master_weights_and_grads"
         yield Finding(
             flags[key].value.span,
-            f"{key} without optimizer offload: ZeRO stage {stage} asserts 'Master weights feature requires ZeRO-{stage} Offload with "
-            "DeepSpeedCPUAdam' at deepspeed.initialize (offload_optimizer.device cpu or nvme, and a DeepSpeed Adam optimizer)",
+            f"{key} without optimizer offload",
+            note=f"ZeRO stage {stage} asserts 'Master weights feature requires ZeRO-{stage} Offload with DeepSpeedCPUAdam' at deepspeed.initialize",
+            help="set offload_optimizer.device to cpu or nvme, with a DeepSpeed Adam optimizer",
         )
 
 
@@ -1122,7 +1153,8 @@ def legacy_stage1(use, context):
     if zero is None or stage is ds.UNKNOWN or stage == 0:
         return
     if ds.strict_bool(zero, "legacy_stage1", False) is True:
-        yield Finding(zero.entry("legacy_stage1").value.span, "legacy_stage1: true: DeepSpeed raises 'The deprecated version of ZeRO Stage 1 is not supported in deepspeed >= 0.5.9' when it creates the ZeRO optimizer")
+        yield Finding(zero.entry("legacy_stage1").value.span, "legacy_stage1 is true",
+                      note="DeepSpeed raises 'The deprecated version of ZeRO Stage 1 is not supported in deepspeed >= 0.5.9' when it creates the ZeRO optimizer")
 
 
 _DTYPE_OF = {
@@ -1176,13 +1208,16 @@ def dtype_conflict(use, context):
     if param is not None:
         wanted = _DTYPE_OF.get(ds.raw(param.value)) if isinstance(ds.raw(param.value), str) else None
         if wanted is not None and wanted != model:
-            yield from versions.within([Finding(param.value.span, f"data_types.param_dtype {ds.show(param.value)} conflicts with the enabled precision ({model}): DeepSpeed asserts at deepspeed.initialize; set the matching fp16/bf16 'enabled' flag or omit param_dtype")],
-                                       versions.since(ds.introduced_in(("data_types", "param_dtype"))))
+            found = Finding(param.value.span, f"data_types.param_dtype {ds.show(param.value)} conflicts with the enabled precision ({model})",
+                            note="DeepSpeed asserts at deepspeed.initialize", help="set the matching fp16/bf16 'enabled' flag or omit param_dtype")
+            yield from versions.within([found], versions.since(ds.introduced_in(("data_types", "param_dtype"))))
     accum = data_types.entry("grad_accum_dtype")
     if accum is not None and ds.zero_stage(config) == 0:
         wanted = _DTYPE_OF.get(ds.raw(accum.value)) if isinstance(ds.raw(accum.value), str) else None
         if wanted is not None and wanted != model:
-            yield Finding(accum.value.span, f"data_types.grad_accum_dtype {ds.show(accum.value)} with {model} training and no ZeRO: DeepSpeed raises 'NotImplementedError: unsupported mix of model_dtype and grad_accum_dtype' at deepspeed.initialize (engine.py:2323); use ZeRO stage 1 or higher, or drop grad_accum_dtype", related=_stage_related(config))
+            yield Finding(accum.value.span, f"data_types.grad_accum_dtype {ds.show(accum.value)} with {model} training and no ZeRO", related=_stage_related(config),
+                          note="DeepSpeed raises 'NotImplementedError: unsupported mix of model_dtype and grad_accum_dtype' at deepspeed.initialize (engine.py:2323)",
+                          help="use ZeRO stage 1 or higher, or drop grad_accum_dtype")
 
 
 @rule("DS245", "unmanaged-accumulation-unsupported", severity="error", target="deepspeed")
@@ -1220,10 +1255,14 @@ def unmanaged_accumulation_unsupported(use, context):
     stage = ds.zero_stage(config)
     zero = ds.zero_section(config)
     if stage in (0, 1) and zero is not None and ds.strict_bool(zero, "overlap_comm", False) is True:
-        yield from versions.within([Finding(item.value.span, f"managed_gradient_accumulation=false with overlap_comm at ZeRO stage {stage}: DeepSpeed asserts 'managed_gradient_accumulation=False supports ZeRO overlap_comm only with ZeRO stage 2' at deepspeed.initialize", related=_related(zero.entry("overlap_comm")))], reading)
+        found = Finding(item.value.span, f"managed_gradient_accumulation=false with overlap_comm at ZeRO stage {stage}", related=_related(zero.entry("overlap_comm")),
+                        note="DeepSpeed asserts 'managed_gradient_accumulation=False supports ZeRO overlap_comm only with ZeRO stage 2' at deepspeed.initialize")
+        yield from versions.within([found], reading)
     compile_section = config.get("compile")
     if isinstance(compile_section, Mapping) and ds.strict_bool(compile_section, "deepcompile", False) is True:
-        yield from versions.within([Finding(item.value.span, "managed_gradient_accumulation=false with DeepCompile: DeepSpeed asserts 'managed_gradient_accumulation=False is not supported with DeepCompile'", related=_related(compile_section.entry("deepcompile")))], reading)
+        found = Finding(item.value.span, "managed_gradient_accumulation=false with DeepCompile", related=_related(compile_section.entry("deepcompile")),
+                        note="DeepSpeed asserts 'managed_gradient_accumulation=False is not supported with DeepCompile'")
+        yield from versions.within([found], reading)
 
 
 @rule("DS246", "quantized-gradients-need-reduce-scatter", severity="error", target="deepspeed")
@@ -1254,7 +1293,8 @@ def quantized_gradients_need_reduce_scatter(use, context):
     if zero is None or ds.zero_stage(use.config) != 3:
         return
     if ds.strict_bool(zero, "zero_quantized_gradients", False) is True and ds.strict_bool(zero, "reduce_scatter", True) is False:
-        yield Finding(zero.entry("reduce_scatter").value.span, "reduce_scatter is false with zero_quantized_gradients at ZeRO-3: DeepSpeed asserts 'when enable all_to_all_reduce, reduce_scatter should also be enabled' at deepspeed.initialize", related=_related(zero.entry("zero_quantized_gradients")))
+        yield Finding(zero.entry("reduce_scatter").value.span, "reduce_scatter is false with zero_quantized_gradients at ZeRO-3", related=_related(zero.entry("zero_quantized_gradients")),
+                      note="DeepSpeed asserts 'when enable all_to_all_reduce, reduce_scatter should also be enabled' at deepspeed.initialize")
 
 
 @rule("DS247", "tp-size-mismatch", severity="error", target="deepspeed")
@@ -1293,7 +1333,8 @@ def tp_size_mismatch(use, context):
     tp = ds.strict_number(inner, "tp_size", 1, kind=ds.lax_int)
     if tp is ds.UNKNOWN or tp in (1, autotp):
         return
-    yield Finding(inner.entry("tp_size").value.span, f"tp_size {tp} does not match tensor_parallel.autotp_size {autotp}: DeepSpeed raises ValueError at deepspeed.initialize (it must be 1 or equal)", related=_related(section.entry("autotp_size")))
+    yield Finding(inner.entry("tp_size").value.span, f"tp_size {tp} does not match tensor_parallel.autotp_size {autotp}", related=_related(section.entry("autotp_size")),
+                  note="DeepSpeed raises ValueError at deepspeed.initialize (it must be 1 or equal)")
 
 
 @rule("DS248", "offload-without-zero", severity="warning", target="deepspeed")
@@ -1328,7 +1369,8 @@ def offload_without_zero(use, context):
     if zero is None or device not in ("cpu", "nvme"):
         return
     item = zero.entry("offload_optimizer") or zero.entry("cpu_offload")
-    yield Finding(item.key_span, f"optimizer offload to {device} with ZeRO stage 0: nothing partitions or moves the optimizer states, and DeepSpeedCPUAdam fails on GPU parameters at the first step", related=_stage_related(use.config))
+    yield Finding(item.key_span, f"optimizer offload to {device} with ZeRO stage 0", related=_stage_related(use.config),
+                  note="nothing partitions or moves the optimizer states, and DeepSpeedCPUAdam fails on GPU parameters at the first step")
 
 
 @rule("DS249", "adam-runs-adamw", severity="info", target="deepspeed")
@@ -1368,4 +1410,6 @@ def adam_runs_adamw(use, context):
     value = ds.raw(decay)
     if value != "auto" and not (isinstance(value, (int, float)) and not isinstance(value, bool) and value != 0):
         return
-    yield Finding(item.value.span, "optimizer.type Adam runs with adam_w_mode=true: DeepSpeed applies the weight decay decoupled, as AdamW does; write \"AdamW\", or set params.adam_w_mode to false for L2-style Adam")
+    yield Finding(item.value.span, "optimizer.type Adam runs as AdamW (adam_w_mode=true)",
+                  note="DeepSpeed applies the weight decay decoupled, as AdamW does",
+                  help='write "AdamW", or set params.adam_w_mode to false for L2-style Adam')

@@ -149,32 +149,27 @@ def unknown_key(use, context):
                 failing = [v for v in versions.before(introduced) if v in strict]
                 finding = Finding(
                     item.key_span,
-                    f"'{item.key}' is not a field of {where} before DeepSpeed {introduced}: "
-                    f"{versions.label} raises {ds.extra_forbidden(versions, failing)} when it parses the config",
+                    f"'{item.key}' is not a field of {where} before DeepSpeed {introduced}",
+                    note=f"{versions.label} raises {ds.extra_forbidden(versions, failing)} when it parses the config",
                 )
                 if failing and (found := versions.qualify(finding, failing, spelling=True)) is not None:
                     yield found
                 continue
             candidates = _candidates(item.key, known, section)
-            hint = ""
-            if candidates:
-                hint = "; did you mean " + " or ".join(f"'{c}'" for c in candidates[:3]) + "?"
             raises = versions.judge(strict)
-            ignored = "" if raises.everywhere else f" ({raises.where()} raises; older ones ignore it: {raises.candidates.why()})"
-            message = (
-                f"unknown key '{item.key}' in {where}: {versions.label} raises {ds.extra_forbidden(versions, raises.failing)} "
-                f"(pydantic, extra=forbid) when it parses the config{hint}"
-            )
+            message = f"unknown key '{item.key}' in {where}"
             fix = None
             single = _single(item.key, known, section)
             if single is not None and single not in mapping and not _field_set(mapping, section, single):
                 fix = (Fix.safe if raises.everywhere else Fix.unsafe)(f"Rename '{item.key}' to '{single}'", rename_key(item, single))
+            help = _did_you_mean(candidates) if fix is None else None
             if not raises.everywhere and len(read) == len(versions.key):
                 # every candidate rejects or ignores it: wrong everywhere, an error only where it raises
-                yield Finding(item.key_span, f"unknown key '{item.key}' in {where}{ignored}{hint}", fix=fix,
-                              severity=Severity.WARNING)
+                yield Finding(item.key_span, message, fix=fix, severity=Severity.WARNING, help=help,
+                              note=f"{raises.where()} raises; older ones ignore it: {raises.candidates.why()}")
                 continue
-            found = versions.qualify(Finding(item.key_span, message, fix=fix), strict)
+            note = f"{versions.label} raises {ds.extra_forbidden(versions, raises.failing)} (pydantic, extra=forbid) when it parses the config"
+            found = versions.qualify(Finding(item.key_span, message, fix=fix, note=note, help=help), strict)
             if found is not None:
                 yield found
 
@@ -237,27 +232,25 @@ def ignored_key(use, context):
                 continue
             if item.key in all_props:
                 introduced = ds.introduced_in(path + (item.key,))
-                finding = Finding(
-                    item.key_span,
-                    f"{versions.label} ignores '{item.key}' {_where(path)}: it was introduced in DeepSpeed {introduced}",
-                )
+                finding = Finding(item.key_span, f"{versions.label} ignores '{item.key}' {_where(path)}",
+                                  note=f"it was introduced in DeepSpeed {introduced}")
                 if (found := versions.qualify(finding, versions.before(introduced), spelling=True)) is not None:
                     yield found
                 continue
             candidates = _candidates(item.key, known, section)
-            hint = _hint(item, candidates, path, top_known)
             fix = None
             single = _single(item.key, known, section)
             if single is not None and single not in mapping:
                 fix = Fix.unsafe(f"Rename '{item.key}' to '{single}' (the setting starts to take effect)", rename_key(item, single))
-            yield Finding(item.key_span, f"DeepSpeed ignores this key silently: '{item.key}' is not a key DeepSpeed reads {_where(path)}{hint}", fix=fix)
+            yield Finding(item.key_span, f"DeepSpeed silently ignores '{item.key}' {_where(path)}", fix=fix,
+                          help=_hint(item, candidates, path, top_known) if fix is None else None)
 
 
 def _auto_ignored(item: Entry, path: tuple) -> Finding:
     return Finding(
         item.key_span,
-        f"unknown key '{item.key}' in {ds.dotted(path)} with the value \"auto\": DeepSpeed drops \"auto\" values before "
-        "validating the section, so this key is ignored silently (HF and accelerate fill no such key)",
+        f"unknown key '{item.key}' in {ds.dotted(path)} with the value \"auto\" is ignored silently",
+        note='DeepSpeed drops "auto" values before validating the section, and HF and accelerate fill no such key',
     )
 
 
@@ -266,18 +259,22 @@ def _handled_elsewhere(path: tuple, key: str) -> bool:
     return bool(ds.key_history(ds.dotted(path + (key,))).get("renamed_to"))
 
 
-def _hint(item: Entry, candidates: list[str], path: tuple, top_known: dict) -> str:
+def _did_you_mean(candidates: list[str]) -> str | None:
+    return "did you mean " + " or ".join(f"'{c}'" for c in candidates[:3]) + "?" if candidates else None
+
+
+def _hint(item: Entry, candidates: list[str], path: tuple, top_known: dict) -> str | None:
     if candidates:
-        return "; did you mean " + " or ".join(f"'{c}'" for c in candidates[:3]) + "?"
+        return _did_you_mean(candidates)
     if not path:
         for section_name in ("fp16", "bf16", "zero_optimization", "optimizer", "scheduler"):
             if item.key.startswith(section_name + "_") and item.key[len(section_name) + 1 :]:
-                return f"; DeepSpeed reads '{section_name}': {{\"{item.key[len(section_name) + 1:]}\": ...}}"
+                return f"DeepSpeed reads '{section_name}': {{\"{item.key[len(section_name) + 1:]}\": ...}}"
         if isinstance(item.value, Mapping):
             inner = [k for k in item.value.keys() if k in top_known]
             if inner:
-                return f"; {', '.join(repr(k) for k in inner)} {'is' if len(inner) == 1 else 'are'} read only at the top level"
-    return ""
+                return f"{', '.join(repr(k) for k in inner)} {'is' if len(inner) == 1 else 'are'} read only at the top level"
+    return None
 
 
 @rule("DS203", "removed-key", severity="error", target="deepspeed", fixable=True)
@@ -338,10 +335,10 @@ def removed_key(use, context):
                 alternatives.append(Fix.unsafe("Move it to data_efficiency.data_sampling.curriculum_learning (its settings go under curriculum_metrics there)", Edit.replace(item.span, moved)))
             finding = Finding(
                 item.key_span,
-                f"'{ds.dotted(path + (item.key,))}' was removed in DeepSpeed {removed_in}: any value raises DeepSpeedConfigError "
-                f"({message}) [deepspeedai/DeepSpeed#8489]",
+                f"'{ds.dotted(path + (item.key,))}' was removed in DeepSpeed {removed_in}",
                 fix=Fix.safe(f"Remove '{item.key}'", remove_json_entry(mapping, item)),
                 alternatives=alternatives,
+                note=f"any value raises DeepSpeedConfigError ({message}) [deepspeedai/DeepSpeed#8489]",
             )
             found = versions.qualify(finding, failing)
             if found is not None:
@@ -409,10 +406,12 @@ def deprecated_key(use, context):
             fix = Fix.safe(f'Write {{"stage": {stage}}}', Edit.replace(zero_node.span, f'{{"stage": {stage}}}'))
         yield Finding(
             zero_node.span,
-            f'"zero_optimization": {str(zero_node.value).lower()} is the deprecated format: DeepSpeed reads it as stage {stage}'
-            + (" with allgather_bucket_size taken from the top-level allgather_size (default 5e8)" if stage else "")
-            + f' and logs a deprecation warning; write {{"stage": {stage}}}',
+            f'"zero_optimization": {str(zero_node.value).lower()} is the deprecated format',
             fix=fix,
+            note=f"DeepSpeed reads it as stage {stage}"
+            + (" with allgather_bucket_size taken from the top-level allgather_size (default 5e8)" if stage else "")
+            + " and logs a deprecation warning",
+            help=None if fix is not None else f'write {{"stage": {stage}}}',
         )
     zero = ds.zero_section(config)
     if zero is not None:
@@ -429,14 +428,15 @@ def deprecated_key(use, context):
         if bf16 is None:
             yield Finding(
                 old.key_span,
-                "'bfloat16' is the old spelling of 'bf16'; DeepSpeed reads it only while 'bf16' is absent",
+                "'bfloat16' is the old spelling of 'bf16'",
+                note="DeepSpeed reads it only while 'bf16' is absent",
                 fix=Fix.safe("Rename 'bfloat16' to 'bf16'", rename_key(old, "bf16")),
             )
         elif not (isinstance(bf16.value, Scalar) and bf16.value.value is None):
             yield Finding(
                 old.key_span,
-                "'bfloat16' is ignored because 'bf16' is present: DeepSpeed reads 'bfloat16' only when 'bf16' is absent "
-                "(deepspeed/runtime/precision_config.py:34-38)",
+                "'bfloat16' is ignored because 'bf16' is present",
+                note="DeepSpeed reads 'bfloat16' only when 'bf16' is absent (deepspeed/runtime/precision_config.py:34-38)",
                 related=[Related("bf16 is read instead", bf16.key_span)],
                 fix=Fix.safe("Remove the ignored 'bfloat16'", remove_json_entry(config, old)),
             )
@@ -453,8 +453,9 @@ def deprecated_key(use, context):
                 fix = Fix.unsafe(f"Rename to '{new_key}' (the setting starts to take effect)", rename_key(item, new_key))
             finding = Finding(
                 item.key_span,
-                f"'aio.{item.key}' was renamed '{new}' in DeepSpeed {history.get('version')}: {versions.label} ignores it silently",
+                f"'aio.{item.key}' was renamed '{new}' in DeepSpeed {history.get('version')}",
                 fix=fix,
+                note=f"{versions.label} ignores it silently",
             )
             found = versions.qualify(finding, versions.since(history.get("version")))
             if found is not None:
@@ -475,14 +476,15 @@ def _zero_deprecated(zero: Mapping, item: Entry, replacement: str | None, value_
     if replacement is None:
         return Finding(
             item.key_span,
-            f"'zero_optimization.{key}' is deprecated and has no effect (DeepSpeed only logs a warning); "
-            "pinned memory is set with offload_param/offload_optimizer.pin_memory",
+            f"'zero_optimization.{key}' is deprecated and has no effect",
+            note="DeepSpeed only logs a warning; pinned memory is set with offload_param/offload_optimizer.pin_memory",
             fix=Fix.safe(f"Remove '{key}' (it has no effect)", remove_json_entry(zero, item)),
         )
     if value_text is None:
         return Finding(
             item.key_span,
-            f"'zero_optimization.{key}' is deprecated: DeepSpeed copies it to '{replacement}' and logs a warning",
+            f"'zero_optimization.{key}' is deprecated for '{replacement}'",
+            note=f"DeepSpeed copies it to '{replacement}' and logs a warning",
             fix=Fix.safe(f"Rename to '{replacement}'", rename_key(item, replacement)),
         )
     value = ds.raw(item.value)
@@ -490,16 +492,16 @@ def _zero_deprecated(zero: Mapping, item: Entry, replacement: str | None, value_
         on = ds.lax_bool(value) if value is not None else False
     except ds.Invalid:
         on = None
-    message = f"'zero_optimization.{key}' is deprecated: DeepSpeed turns it into '{replacement}'"
+    note = f"DeepSpeed turns it into '{replacement}'"
     if on is True:
-        message += f": {value_text} and logs a warning"
+        note += f": {value_text} and logs a warning"
         fix = Fix.safe(f'Write "{replacement}": {value_text}', Edit.replace(item.span, f'"{replacement}": {value_text}'))
     elif on is False:
-        message += " (off) and logs a warning"
+        note += " (off) and logs a warning"
         fix = Fix.safe(f"Remove '{key}' (off is the default)", remove_json_entry(zero, item))
     else:
         fix = None
-    return Finding(item.key_span, message, fix=fix)
+    return Finding(item.key_span, f"'zero_optimization.{key}' is deprecated for '{replacement}'", fix=fix, note=note)
 
 
 @rule("DS205", "conflicting-keys", severity="error", target="deepspeed", fixable=True)
@@ -551,18 +553,14 @@ def conflicting_keys(use, context):
             props = section.get("properties", {})
             if kind == "deprecated":
                 old, new = (first, second) if props.get(first.key, {}).get("deprecated") else (second, first)
-                message = (
-                    f"deprecated '{old.key}' and its replacement '{new.key}' are both given: DeepSpeed raises "
-                    f"\"Cannot provide deprecated parameter '{old.key}' and replacing parameter ... together\" "
-                    "(deepspeed/runtime/config_utils.py:89-91)"
-                )
+                message = f"deprecated '{old.key}' and its replacement '{new.key}' are both given"
+                note = (f"DeepSpeed raises \"Cannot provide deprecated parameter '{old.key}' and replacing parameter ... together\" "
+                        "(deepspeed/runtime/config_utils.py:89-91)")
                 drop, keep = old, new
             else:
                 alias, name = (first, second) if props.get(first.key, {}).get("x-dslint-alias-of") else (second, first)
-                message = (
-                    f"'{name.key}' and its alias '{alias.key}' are both given in {ds.dotted(path)}: pydantic accepts one "
-                    f"spelling, so DeepSpeed raises '{name.key}: Extra inputs are not permitted'"
-                )
+                message = f"'{name.key}' and its alias '{alias.key}' are both given in {ds.dotted(path)}"
+                note = f"pydantic accepts one spelling, so DeepSpeed raises '{name.key}: Extra inputs are not permitted'"
                 drop, keep = name, alias
             same = ds.raw(drop.value) == ds.raw(keep.value)
             title = f"Remove '{drop.key}' (keeps '{keep.key}' = {ds.show(keep.value)})"
@@ -570,6 +568,6 @@ def conflicting_keys(use, context):
             anchor = drop if drop.key_span.start > keep.key_span.start else keep
             other = keep if anchor is drop else drop
             found = versions.qualify(
-                Finding(anchor.key_span, message, related=[Related(f"'{other.key}' is given here", other.key_span)], fix=fix), strict)
+                Finding(anchor.key_span, message, related=[Related(f"'{other.key}' is given here", other.key_span)], fix=fix, note=note), strict)
             if found is not None:
                 yield found

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import re
+from typing import NamedTuple
 
 from dslint.diagnostics import Edit, Finding, Fix, Severity
 from dslint.documents.model import Entry, Mapping, Node, Scalar, Sequence
@@ -57,10 +58,22 @@ def _kinds(spec: dict) -> tuple[set, list | None]:
     return (set(kinds) if isinstance(kinds, list) else {kinds}), spec.get("enum")
 
 
-def _placeholder_hint(value) -> str:
+class Problem(NamedTuple):
+    """What a value check found: the headline and the finding's other texts."""
+
+    message: str
+    note: str | None = None
+    fix: Fix | None = None
+    help: str | None = None
+
+    def finding(self, span) -> Finding:
+        return Finding(span, self.message, fix=self.fix, note=self.note, help=self.help)
+
+
+def _placeholder_help(value) -> str | None:
     if isinstance(value, str) and _PLACEHOLDER.match(value.strip()):
-        return " (it looks like a template placeholder: if a script fills it in before launch, exclude the template from dslint)"
-    return ""
+        return ds.PLACEHOLDER_HELP
+    return None
 
 
 def _how(node: Node) -> str:
@@ -70,7 +83,7 @@ def _how(node: Node) -> str:
 
 
 def _check_type(path: tuple, key: str, spec: dict, item: Entry):
-    """None when pydantic accepts the value; else (message, fix or None)."""
+    """None when pydantic accepts the value; else the Problem."""
     node = item.value
     value = ds.raw(node)
     kinds, enum = _kinds(spec)
@@ -80,22 +93,22 @@ def _check_type(path: tuple, key: str, spec: dict, item: Entry):
     if value is None:
         if "null" in kinds:
             return None
-        return f"{where} is null: the field takes {_expected(kinds)} and null is not one, so pydantic raises", None
+        return Problem(f"{where} is null, not {_expected(kinds)}", "pydantic raises: the field does not take null")
     if "object" in kinds:
         if isinstance(node, Mapping):
             return None
-        return f"{where} is {_how(node)}, not an object: pydantic raises 'Input should be a valid dictionary'", None
+        return Problem(f"{where} is {_how(node)}, not an object", "pydantic raises 'Input should be a valid dictionary'")
     if "array" in kinds:
         if isinstance(node, Sequence):
             items = spec.get("items") or {}
             if items.get("type") == "string":
                 bad = [i for i in node.items if not (isinstance(i, Scalar) and isinstance(i.value, str))]
                 if bad:
-                    return f"{where} holds {ds.show(bad[0])}: every entry must be a string", None
+                    return Problem(f"{where} holds {ds.show(bad[0])}, not a string", "every entry must be a string")
             return None
-        return f"{where} is {_how(node)}, not a list: pydantic raises 'Input should be a valid list'", None
+        return Problem(f"{where} is {_how(node)}, not a list", "pydantic raises 'Input should be a valid list'")
     if isinstance(node, (Mapping, Sequence)):
-        return f"{where} is {ds.describe(value)}, but the field takes {_expected(kinds)}", None
+        return Problem(f"{where} is {ds.describe(value)}, not {_expected(kinds)}")
     if "integer" in kinds:
         return _check_int(where, key, path, node, value, spec)
     if "number" in kinds:
@@ -104,13 +117,15 @@ def _check_type(path: tuple, key: str, spec: dict, item: Entry):
         try:
             ds.lax_bool(value)
         except ds.Invalid as exc:
-            return f"{where} is {_how(node)}: {exc.reason}, so pydantic raises 'Input should be a valid boolean'{_placeholder_hint(value)}", None
+            return Problem(f"{where} is {_how(node)}, not a boolean", f"{exc.reason}, so pydantic raises 'Input should be a valid boolean'",
+                           help=_placeholder_help(value))
         return None
     if "string" in kinds:
         if isinstance(value, str):
             return None
-        return (
-            f"{where} is {ds.describe(value)} ({ds.show(node)}): the field takes a string and pydantic does not convert numbers or booleans to strings",
+        return Problem(
+            f"{where} is {ds.describe(value)} ({ds.show(node)}), not a string",
+            "pydantic does not convert numbers or booleans to strings",
             Fix.safe(f'Quote it: "{node.span.text.strip()}"', Edit.replace(node.span, ds.json_text(node.span.text.strip()))) if isinstance(value, (int, float)) and not isinstance(value, bool) else None,
         )
     return None
@@ -126,31 +141,31 @@ def _check_int(where: str, key: str, path: tuple, node: Node, value, spec: dict 
     # Python's int() cannot read (precision_config.py:165-180), e.g. "1000.0".
     custom = path == ("fp16",) and key in ("loss_scale_window", "min_loss_scale")
     if custom and isinstance(value, bool):
-        return f"{where} is a boolean: DeepSpeed raises '{where} must be an integer, not bool' (precision_config.py:172-173)", None
+        return Problem(f"{where} is a boolean, not an integer", f"DeepSpeed raises '{where} must be an integer, not bool' (precision_config.py:172-173)")
     if custom and isinstance(value, str):
         try:
             int(value)
         except ValueError:
-            return f"{where} is {_how(node)}: DeepSpeed raises '{where} must be an integer' (precision_config.py:176-179){_placeholder_hint(value)}", None
+            return Problem(f"{where} is {_how(node)}, not an integer", f"DeepSpeed raises '{where} must be an integer' (precision_config.py:176-179)",
+                           help=_placeholder_help(value))
     try:
         ds.lax_int(value)
     except ds.Invalid as exc:
         fix = None
-        message = f"{where} is {_how(node)}: {exc.reason}, so pydantic raises 'Input should be a valid integer'"
+        help = None
         if isinstance(value, str):
             try:
                 number = float(value.strip())
             except ValueError:
                 number = None
             if number is not None and math.isfinite(number) and number.is_integer():
-                message += f"; write the number {int(number)}"
                 fix = Fix.safe(f"Write the number {int(number)}", replace_value(node, int(number)))
-            message += _placeholder_hint(value)
+            help = _placeholder_help(value)
         elif isinstance(value, float) and math.isfinite(value) and not value.is_integer():
             rounded = _rounded_within(value, spec or {}, custom)
             if rounded is not None:
                 fix = Fix.unsafe(f"Round to {rounded}", replace_value(node, rounded))
-        return message, fix
+        return Problem(f"{where} is {_how(node)}, not an integer", f"{exc.reason}, so pydantic raises 'Input should be a valid integer'", fix, help)
     return None
 
 
@@ -169,18 +184,20 @@ def _rounded_within(value: float, spec: dict, positive: bool) -> int | None:
 def _check_number(where: str, key: str, path: tuple, node: Node, value):
     if path == ("fp16",) and key == "loss_scale":
         if isinstance(value, bool):
-            return f"{where} is a boolean: DeepSpeed raises 'fp16.loss_scale must be a number, not bool' (precision_config.py:123-124)", None
+            return Problem(f"{where} is a boolean, not a number", "DeepSpeed raises 'fp16.loss_scale must be a number, not bool' (precision_config.py:123-124)")
         try:
             number = float(value)
         except (TypeError, ValueError):
-            return f"{where} is {_how(node)}: DeepSpeed raises 'fp16.loss_scale must be a number' (precision_config.py:125-128){_placeholder_hint(value)}", None
+            return Problem(f"{where} is {_how(node)}, not a number", "DeepSpeed raises 'fp16.loss_scale must be a number' (precision_config.py:125-128)",
+                           help=_placeholder_help(value))
         if not math.isfinite(number):
-            return f"{where} is {_how(node)}: DeepSpeed raises 'fp16.loss_scale must be a finite number' (precision_config.py:129-130)", None
+            return Problem(f"{where} is {_how(node)}, not a finite number", "DeepSpeed raises 'fp16.loss_scale must be a finite number' (precision_config.py:129-130)")
         return None
     try:
         ds.lax_float(value)
     except ds.Invalid as exc:
-        return f"{where} is {_how(node)}: {exc.reason}, so pydantic raises 'Input should be a valid number'{_placeholder_hint(value)}", None
+        return Problem(f"{where} is {_how(node)}, not a number", f"{exc.reason}, so pydantic raises 'Input should be a valid number'",
+                       help=_placeholder_help(value))
     return None
 
 
@@ -216,7 +233,9 @@ def _section_findings(config: Mapping, versions: ds.Versions):
         fix = None
         if value is None:
             fix = Fix.safe(f"Remove '{item.key}': null", remove_json_entry(config, item))
-        yield from versions.within([Finding(node.span, f"'{item.key}' is {_how(node) if value is not None else 'null'}, not an object: {crash}{_placeholder_hint(value)}", fix=fix)], read)
+        found = Finding(node.span, f"'{item.key}' is {_how(node) if value is not None else 'null'}, not an object", fix=fix, note=crash,
+                        help=_placeholder_help(value))
+        yield from versions.within([found], read)
 
 
 @rule("DS210", "value-type", severity="error", target="deepspeed", fixable=True)
@@ -274,15 +293,14 @@ def value_type(use, context):
         # allgather_bucket_size (deepspeed/runtime/zero/config.py:60-65).
         problem = _check_type((), "allgather_size", ds.prop(("zero_optimization", "allgather_bucket_size")), legacy)
         if problem is not None:
-            yield Finding(legacy.value.span, problem[0], fix=problem[1])
+            yield problem.finding(legacy.value.span)
     for path, item, spec, validated in ds.described_entries(use.config, versions, strict=True):
         if spec.get("x-dslint-removed"):
             continue
         problem = _check_type(path, item.key, spec, item)
         if problem is None:
             continue
-        message, fix = problem
-        yield from versions.within([Finding(item.value.span, message, fix=fix)], validated)
+        yield from versions.within([problem.finding(item.value.span)], validated)
 
 
 @rule("DS211", "auto-wrong-case", severity="error", target="deepspeed", fixable=True)
@@ -327,8 +345,9 @@ def auto_wrong_case(use, context):
             continue
         yield Finding(
             node.span,
-            f"{ds.dotted(path)} is {value!r}: only lowercase \"auto\" is dropped by DeepSpeed and filled in by HF Trainer "
-            "and accelerate; any other case reaches DeepSpeed as a plain string",
+            f"{ds.dotted(path)} is {value!r}, not \"auto\"",
+            note='only lowercase "auto" is dropped by DeepSpeed and filled in by HF Trainer and accelerate; '
+            "any other case reaches DeepSpeed as a plain string",
             fix=Fix.safe('Write "auto"', replace_value(node, "auto")) if ds.fills_auto(use) else None,
         )
 
@@ -396,25 +415,26 @@ def invalid_choice(use, context):
         if value is None:
             continue
         if not isinstance(value, str):
-            yield Finding(item.value.span, f"{key} is {ds.describe(value)}: DeepSpeed calls .lower() on it and raises AttributeError; use 'fp16', 'bf16' or 'fp32'")
+            yield Finding(item.value.span, f"{key} is {ds.describe(value)}, not 'fp16', 'bf16' or 'fp32'",
+                          note="DeepSpeed calls .lower() on it and raises AttributeError")
             continue
         if value.lower() in ("fp16", "bf16", "fp32"):
             continue
         canonical = _COMM_CANONICAL.get(value.lower())
         fix = Fix.safe(f"Write '{canonical}'", replace_value(item.value, canonical)) if canonical else None
-        hint = f"; write '{canonical}'" if canonical else ""
         yield Finding(
             item.value.span,
-            f"{key} is {value!r}: DeepSpeed accepts only 'fp16', 'bf16' or 'fp32' here and raises "
-            f"'Invalid communication_data_type ... Got: {value.lower()}'{hint}",
+            f"{key} is {value!r}, not 'fp16', 'bf16' or 'fp32'",
             fix=fix,
+            note=f"DeepSpeed raises 'Invalid communication_data_type ... Got: {value.lower()}'",
         )
     item = config.entry("gradient_allreduce_op")
     if item is not None:
         value = ds.raw(item.value)
         if not (isinstance(value, str) and value.lower() in ("mean", "sum")):
-            yield from versions.within([Finding(item.value.span, f"gradient_allreduce_op is {ds.show(item.value)}: DeepSpeed accepts 'mean' or 'sum' and raises 'Invalid gradient_allreduce_op'")],
-                               versions.since(ds.introduced_in(("gradient_allreduce_op",))))
+            found = Finding(item.value.span, f"gradient_allreduce_op is {ds.show(item.value)}, not 'mean' or 'sum'",
+                            note="DeepSpeed raises 'Invalid gradient_allreduce_op'")
+            yield from versions.within([found], versions.since(ds.introduced_in(("gradient_allreduce_op",))))
     yield from _checkpoint_choices(config, versions)
     yield from _dtype_choices(config, versions)
 
@@ -428,10 +448,10 @@ def _check_enum(path: tuple, item: Entry, kinds: set, enum: list):
         try:
             number = ds.lax_int(value)
         except ds.Invalid as exc:
-            yield Finding(node.span, f"{where} is {_how(node)}: {exc.reason}; DeepSpeed accepts {allowed}{_placeholder_hint(value)}")
+            yield Finding(node.span, f"{where} is {_how(node)}, not one of {allowed}", note=exc.reason, help=_placeholder_help(value))
             return
         if number not in enum:
-            yield Finding(node.span, f"{where} is {ds.show(node)}: pydantic raises 'Input should be {allowed}'")
+            yield Finding(node.span, f"{where} is {ds.show(node)}, not one of {allowed}", note=f"pydantic raises 'Input should be {allowed}'")
         return
     if value in enum or (value is None and "null" in kinds):
         return
@@ -440,7 +460,8 @@ def _check_enum(path: tuple, item: Entry, kinds: set, enum: list):
         lowered = [v for v in enum if isinstance(v, str) and v.lower() == value.strip().lower()]
         if lowered:
             fix = Fix.safe(f"Write '{lowered[0]}'", replace_value(node, lowered[0]))
-    yield Finding(node.span, f"{where} is {_how(node)}: pydantic raises 'Input should be {allowed}' (the values are case-sensitive){_placeholder_hint(value)}", fix=fix)
+    yield Finding(node.span, f"{where} is {_how(node)}, not one of {allowed}", fix=fix,
+                  note=f"pydantic raises 'Input should be {allowed}' (the values are case-sensitive)", help=_placeholder_help(value))
 
 
 def _checkpoint_choices(config: Mapping, versions: ds.Versions):
@@ -457,15 +478,18 @@ def _checkpoint_choices(config: Mapping, versions: ds.Versions):
             continue
         if isinstance(value, str) and value.upper() in choices:
             continue
-        crash = "raises AttributeError (it calls .upper())" if not isinstance(value, str) else "raises"
-        yield from versions.within([Finding(node.span, f"{ds.dotted(path)} is {ds.show(node)}: DeepSpeed accepts {', '.join(c.lower() for c in choices)} (any case) and {crash}")], reading)
+        if not isinstance(value, str):
+            crash = "DeepSpeed calls .upper() on it and raises AttributeError"
+        elif path[-1] == "tag_validation":
+            crash = "DeepSpeed raises DeepSpeedConfigError 'Checkpoint config contains invalid tag_validation value' (config.py:387-395)"
+        else:
+            crash = "DeepSpeed asserts the writer type is one of these (model_checkpointing/config.py:22-29)"
+        found = Finding(node.span, f"{ds.dotted(path)} is {ds.show(node)}, not one of {', '.join(c.lower() for c in choices)} (any case)", note=crash)
+        yield from versions.within([found], reading)
     node = ds.node_at(config, ("checkpoint", "parallel_write", "pipeline_stage"))
     if node is not None and ds.raw(node) not in (True, False):
-        yield Finding(
-            node.span,
-            f"checkpoint.parallel_write.pipeline_stage is {ds.show(node)}: DeepSpeed requires true or false and raises "
-            "DeepSpeedConfigError (config.py:398-406)",
-        )
+        yield Finding(node.span, f"checkpoint.parallel_write.pipeline_stage is {ds.show(node)}, not true or false",
+                      note="DeepSpeed raises DeepSpeedConfigError (config.py:398-406)")
 
 
 def _dtype_choices(config: Mapping, versions: ds.Versions):
@@ -477,8 +501,9 @@ def _dtype_choices(config: Mapping, versions: ds.Versions):
                 continue
             value = ds.raw(item.value)
             if value not in _DTYPES:
-                yield from versions.within([Finding(item.value.span, f"data_types.{key} is {ds.show(item.value)}: DeepSpeed looks it up in DtypeEnum (fp16, bf16, fp32, int8, ...) and fails at deepspeed.initialize")],
-                                   versions.since(ds.introduced_in(("data_types", key))))
+                found = Finding(item.value.span, f"data_types.{key} is {ds.show(item.value)}, not a DeepSpeed dtype",
+                                note="DeepSpeed looks it up in DtypeEnum (fp16, bf16, fp32, int8, ...) and fails at deepspeed.initialize")
+                yield from versions.within([found], versions.since(ds.introduced_in(("data_types", key))))
         item = data_types.entry("keep_in_fp32_modules")
         kept = versions.since(ds.introduced_in(("data_types", "keep_in_fp32_modules")))
         if item is not None and kept:
@@ -489,20 +514,22 @@ def _dtype_choices(config: Mapping, versions: ds.Versions):
                     fix = Fix.safe("Wrap it in a list", replace_value(item.value, [value]))
                 yield from versions.within([Finding(
                     item.value.span,
-                    f"data_types.keep_in_fp32_modules is {ds.show(item.value)}: DeepSpeed requires \"auto\" or a list of name patterns "
-                    "and raises DeepSpeedConfigError (config.py:564-567)",
+                    f"data_types.keep_in_fp32_modules is {ds.show(item.value)}, not \"auto\" or a list of name patterns",
                     fix=fix,
+                    note="DeepSpeed raises DeepSpeedConfigError (config.py:564-567)",
                 )], kept)
     autocast = config.get("torch_autocast")
     if isinstance(autocast, Mapping):
         item = autocast.entry("dtype")
         if item is not None and ds.raw(item.value) not in _DTYPES:
-            yield Finding(item.value.span, f"torch_autocast.dtype is {ds.show(item.value)}: DeepSpeed raises 'Invalid dtype for torch autocast' (config.py:184-193)")
+            yield Finding(item.value.span, f"torch_autocast.dtype is {ds.show(item.value)}, not a torch dtype",
+                          note="DeepSpeed raises 'Invalid dtype for torch autocast' (config.py:184-193)")
         item = autocast.entry("lower_precision_safe_modules")
         if item is not None:
             value = ds.raw(item.value)
             if not isinstance(value, (list, str)) or not all(isinstance(v, str) for v in value):
-                yield Finding(item.value.span, "torch_autocast.lower_precision_safe_modules must be a list of module names: DeepSpeed raises 'Invalid module names for torch autocast'")
+                yield Finding(item.value.span, "torch_autocast.lower_precision_safe_modules is not a list of module names",
+                              note="DeepSpeed raises 'Invalid module names for torch autocast'")
 
 
 # ---- bounds ---------------------------------------------------------------------------------
@@ -552,7 +579,8 @@ def value_out_of_bounds(use, context):
         where = ds.dotted(path + (item.key,))
         bound = _violated(spec, number)
         if bound:
-            yield from versions.within([Finding(item.value.span, f"{where} is {ds.show(item.value)}: pydantic raises 'Input should be {bound}'")], validated)
+            yield from versions.within([Finding(item.value.span, f"{where} is {ds.show(item.value)}, not {bound}", note=f"pydantic raises 'Input should be {bound}'")],
+                                       validated)
     fp16 = config.get("fp16")
     if isinstance(fp16, Mapping):
         item = fp16.entry("loss_scale")
@@ -562,7 +590,8 @@ def value_out_of_bounds(use, context):
             except (TypeError, ValueError):
                 scale = None
             if scale is not None and not isinstance(ds.raw(item.value), bool) and math.isfinite(scale) and scale < 0:
-                yield Finding(item.value.span, f"fp16.loss_scale is {ds.show(item.value)}: DeepSpeed raises 'fp16.loss_scale must be >= 0 (0 enables dynamic loss scaling)'")
+                yield Finding(item.value.span, f"fp16.loss_scale is {ds.show(item.value)}, below 0",
+                              note="DeepSpeed raises 'fp16.loss_scale must be >= 0 (0 enables dynamic loss scaling)'")
         enabled = ds.strict_bool(fp16, "enabled", False)
         scale = ds.strict_number(fp16, "loss_scale", 0.0)
         if enabled is True and scale == 0:
@@ -577,9 +606,9 @@ def value_out_of_bounds(use, context):
                 if number <= 0:
                     yield Finding(
                         item.value.span,
-                        f"fp16.{key} is {ds.show(item.value)} with dynamic loss scaling (fp16 enabled, loss_scale 0): DeepSpeed raises "
-                        f"'fp16.{key} must be > 0 when dynamic loss scaling is enabled' (precision_config.py:182-197)",
+                        f"fp16.{key} is {ds.show(item.value)} with dynamic loss scaling (fp16 enabled, loss_scale 0)",
                         fix=Fix.unsafe(f"Set {key} to {default} (DeepSpeed's default)", replace_value(item.value, default)),
+                        note=f"DeepSpeed raises 'fp16.{key} must be > 0 when dynamic loss scaling is enabled' (precision_config.py:182-197)",
                     )
 
 
@@ -661,26 +690,26 @@ def _unchecked(path: tuple, item: Entry, spec: dict):
         if kind == "boolean":
             lowered = value.strip().lower()
             target = True if lowered in ("true", "yes", "on", "1") else False if lowered in ("false", "no", "off", "0", "") else None
-            truth = "truthy" if value else "falsy"
-            message = f"{where} is {_how(node)}: DeepSpeed does not type-check it and a non-empty string is {truth}"
-            if target is False and value:
-                message += ", so this turns the setting ON"
+            turns_on = target is False and value
+            message = f"{where} is {_how(node)}, a string that turns the setting ON" if turns_on else f"{where} is {_how(node)}, not a boolean"
+            note = f"DeepSpeed does not type-check it, and a{' non-' if value else 'n '}empty string is {'truthy' if value else 'falsy'}"
             fix = Fix.unsafe(f"Write {str(target).lower()}", replace_value(node, target)) if target is not None else None
-            yield Finding(node.span, message, fix=fix)
+            yield Finding(node.span, message, fix=fix, note=note)
             return
         try:
             number = float(value.strip())
         except ValueError:
             number = None
-        message = f"{where} is {_how(node)}, not a number: DeepSpeed does not type-check it and fails where it first compares or computes with it"
         fix = None
         if number is not None and math.isfinite(number):
             written = int(number) if number.is_integer() and kind == "integer" else number
             fix = Fix.safe(f"Write the number {written}", replace_value(node, written))
         severity = Severity.ERROR if not path and item.key in _NUMERIC_CRASH else None
-        yield Finding(node.span, message + _placeholder_hint(value), fix=fix, severity=severity)
+        yield Finding(node.span, f"{where} is {_how(node)}, not a number", fix=fix, severity=severity,
+                      note="DeepSpeed does not type-check it and fails where it first compares or computes with it", help=_placeholder_help(value))
         return
-    yield Finding(node.span, f"{where} is {ds.describe(value)}, but DeepSpeed uses it as {'a boolean' if kind == 'boolean' else 'a number'}")
+    yield Finding(node.span, f"{where} is {ds.describe(value)}, not {'a boolean' if kind == 'boolean' else 'a number'}",
+                  note="DeepSpeed does not type-check it")
 
 
 @rule("DS219", "gradient-clipping-default", severity="info", target="deepspeed")
@@ -729,8 +758,10 @@ def gradient_clipping_default(use, context):
     else:
         now = (f"{clipping.where()} clips gradients at norm {norm} by default and older releases do not "
                f"({versions.candidates.why()})")
+    auto = ds.hf_like(use) or use.consumer is None
     yield Finding(
         ds.opening(use.config),
-        f"gradient_clipping is absent: {now} (default changed in PR #8068); set it explicitly"
-        + (' (or "auto" to take --max_grad_norm)' if ds.hf_like(use) or use.consumer is None else ""),
+        "gradient_clipping is absent, and its default depends on the DeepSpeed version",
+        note=f"{now} (default changed in PR #8068)",
+        help='set gradient_clipping explicitly' + (' (or "auto" to take --max_grad_norm)' if auto else ""),
     )

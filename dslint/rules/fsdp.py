@@ -236,20 +236,19 @@ def fsdp_layer_class(plan, context):
         if not verdict.anywhere:
             continue
         suggestion = _suggestion(name, newest.get(model_type, ()))
-        hint = f"; the {model_type} layer class is {suggestion}" if suggestion else ""
         fix = None
         if suggestion and verdict.everywhere:
             same = suggestion.lower() == name.lower()
             fix = (Fix.safe if same and certain else Fix.unsafe)(f"Write {suggestion}", Edit.replace(span, suggestion))
-        message = (f"{label}: a {model_type} model has no {name} in {verdict.where()}, so accelerate raises "
-                   f"'Could not find the transformer layer class {name} in the model'{hint}")
-        related = [model_related]
+        note = (f"in {verdict.where()}, so accelerate raises 'Could not find the transformer layer class {name} in the model'")
         severity = verdict.severity()
         program = plan.program
         if not by_accelerate and program is not None and not program.established:  # the Trainer reading these is assumed
             severity, fix = Severity.WARNING if severity is None else severity, None
-            related.append(Related(f"assumed: {program.assumption}"))
-        yield Finding(span, verdict.qualify(message), related=related, fix=fix, severity=severity)
+            note += f"; {program.assumption}"
+        help = f"the {model_type} layer class is {suggestion}" if suggestion and fix is None else None
+        yield Finding(span, f"{label}: a {model_type} model has no {name}", related=[model_related], fix=fix, severity=severity,
+                      note=verdict.qualify(note), help=help)
 
 
 FSDP2_SINCE = "1.6.0"  # accelerate commands/launch.py --fsdp_version: absent from 1.5.2, in 1.6.0
@@ -312,50 +311,58 @@ def fsdp_config_key(document, context):
 
     found = candidates("accelerate", document.path, context.settings)
 
-    def judged(message, failing_from=None, before=None, severity=None):
+    def judged(failing_from=None, before=None, severity=None):
+        """(the verdict, the finding's severity), or None when no candidate fails."""
         verdict = found.judge(lambda v: (failing_from is None or compare(v, failing_from) >= 0)
                               and (before is None or compare(v, before) < 0))
         if not verdict.anywhere:
-            return None, None
-        return verdict.qualify(message), (Severity.INFO if not verdict.everywhere else severity)
+            return None
+        return verdict, (Severity.INFO if not verdict.everywhere else severity)
 
     old = section.entry("fsdp_backward_prefetch_policy")
     if old is not None:
-        message, severity = judged(f"accelerate ≥ {PREFETCH_POLICY_GONE} ignores fsdp_backward_prefetch_policy silently (no backward "
-                                   "prefetch); the key is fsdp_backward_prefetch", failing_from=PREFETCH_POLICY_GONE)
-        if message is None:  # only releases that still copy it: deprecated
-            message, severity = judged("fsdp_backward_prefetch_policy is deprecated: accelerate copies it to fsdp_backward_prefetch "
-                                       "with a warning and ignores it from 1.0.0", before=PREFETCH_POLICY_GONE)
         fix = None
         if section.entry("fsdp_backward_prefetch") is None:
             fix = Fix.safe("Rename it fsdp_backward_prefetch", rename_key(old, "fsdp_backward_prefetch"))
-        if message is not None:
-            yield Finding(old.key_span, message, fix=fix, severity=severity)
+        help = None if fix else "the key is fsdp_backward_prefetch"
+        if (gone := judged(failing_from=PREFETCH_POLICY_GONE)) is not None:
+            verdict, severity = gone
+            yield Finding(old.key_span, f"accelerate ≥ {PREFETCH_POLICY_GONE} ignores fsdp_backward_prefetch_policy silently",
+                          fix=fix, severity=severity, note=verdict.qualify("no backward prefetch is used"), help=help)
+        elif (copied := judged(before=PREFETCH_POLICY_GONE)) is not None:  # only releases that still copy it: deprecated
+            verdict, severity = copied
+            yield Finding(old.key_span, "fsdp_backward_prefetch_policy is deprecated", fix=fix, severity=severity, help=help,
+                          note=verdict.qualify("accelerate copies it to fsdp_backward_prefetch with a warning and ignores it from 1.0.0"))
     version = section.entry("fsdp_version")
     if version is None or str(version.value.to_python()).strip() != "2":
         return
-    message, severity = judged(f"fsdp_version: 2 is not an option before accelerate {FSDP2_SINCE}: FSDP1 runs", before=FSDP2_SINCE)
-    if message is not None:
-        yield Finding(version.key_span, message, severity=severity)
-    checks = (
+    if (older := judged(before=FSDP2_SINCE)) is not None:
+        verdict, severity = older
+        yield Finding(version.key_span, f"fsdp_version: 2 is not an option before accelerate {FSDP2_SINCE}", severity=severity,
+                      note=verdict.qualify("FSDP1 runs"))
+    checks = (  # key, whether its value matters, severity, headline, what accelerate does
         ("fsdp_forward_prefetch", lambda v: _truthy(v), Severity.ERROR,
-         "fsdp_forward_prefetch with fsdp_version 2: accelerate raises 'forward_prefetch is not yet implemented in FSDP2'"),
+         "fsdp_forward_prefetch with fsdp_version 2", "accelerate raises 'forward_prefetch is not yet implemented in FSDP2'"),
         ("fsdp_state_dict_type", lambda v: str(v).upper() == "LOCAL_STATE_DICT", Severity.ERROR,
-         "LOCAL_STATE_DICT with fsdp_version 2: accelerate raises 'FSDP2 does not support LOCAL_STATE_DICT'"),
+         "LOCAL_STATE_DICT with fsdp_version 2", "accelerate raises 'FSDP2 does not support LOCAL_STATE_DICT'"),
         ("fsdp_backward_prefetch", lambda v: v is not None and str(v).upper() != "NO_PREFETCH", Severity.WARNING,
-         "fsdp_backward_prefetch with fsdp_version 2: accelerate sets it to None ('backward_prefetch is not supported in FSDP2')"),
+         "fsdp_backward_prefetch with fsdp_version 2 is ignored",
+         "accelerate sets it to None ('backward_prefetch is not supported in FSDP2')"),
         ("fsdp_sharding_strategy", lambda v: v is not None, Severity.WARNING,
-         "fsdp_sharding_strategy is not read with fsdp_version 2: set fsdp_reshard_after_forward (true or false) instead"),
+         "fsdp_sharding_strategy is not read with fsdp_version 2", "set fsdp_reshard_after_forward (true or false) instead"),
         ("fsdp_use_orig_params", lambda v: v is not None, Severity.INFO,
-         "fsdp_use_orig_params is obsolete with fsdp_version 2: FSDP2 always uses the original parameters"),
+         "fsdp_use_orig_params is obsolete with fsdp_version 2", "FSDP2 always uses the original parameters"),
         ("fsdp_sync_module_states", lambda v: v is not None, Severity.INFO,
-         "fsdp_sync_module_states is obsolete with fsdp_version 2 and is not read"),
+         "fsdp_sync_module_states is obsolete with fsdp_version 2 and is not read", None),
     )
-    for key, applies, level, text in checks:
+    for key, applies, level, headline, why in checks:
         entry = section.entry(key)
         if entry is None or not applies(entry.value.to_python()):
             continue
-        message, severity = judged(text, failing_from=FSDP2_SINCE, severity=level)
-        if message is not None:
-            node = entry.value if level is Severity.ERROR else entry
-            yield Finding(node.span if level is Severity.ERROR else entry.key_span, message, severity=severity)
+        if (newer := judged(failing_from=FSDP2_SINCE, severity=level)) is None:
+            continue
+        verdict, severity = newer
+        node = entry.value if level is Severity.ERROR else entry
+        note, help = (why, None) if key != "fsdp_sharding_strategy" else (None, why)
+        yield Finding(node.span if level is Severity.ERROR else entry.key_span, headline, severity=severity,
+                      note=verdict.qualify(note), help=help)

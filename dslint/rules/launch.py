@@ -238,14 +238,17 @@ def hf_config_mismatch(use, context):
         if dotted == "bf16.enabled" and config.get("bf16") is None and config.get("bfloat16") is not None:
             continue  # HF reads only "bf16"
         shown = repr(ds_value) if isinstance(ds_value, str) else _show(ds_value)
-        note = " (a string never equals a number)" if isinstance(ds_value, str) and not isinstance(hf_value, str) else ""
+        string = "a string never equals a number; " if isinstance(ds_value, str) and not isinstance(hf_value, str) else ""
         yield Finding(
             node.span,
-            f"ds {dotted}={shown} vs hf {hf_name}={_show(hf_value)}{note}: the HF Trainer stops with "
-            "'Please correct the following DeepSpeed config values that mismatch TrainingArguments values'",
+            f"ds {dotted}={shown} vs hf {hf_name}={_show(hf_value)}",
+            note=f"{string}the HF Trainer stops with {_MISMATCH}",
             related=[r for r in related if r is not None] + launch_related(use),
             fix=Fix.safe(f'Set {dotted} to "auto" so the Trainer fills it in', replace_value(node, "auto")),
         )
+
+
+_MISMATCH = "'Please correct the following DeepSpeed config values that mismatch TrainingArguments values'"
 
 
 def _warmup_steps(plan, args):
@@ -284,16 +287,16 @@ def _total_num_steps(use, args):
     if node.value <= 0:
         yield Finding(
             node.span,
-            f"ds scheduler.params.total_num_steps={_show(node.value)}: the HF Trainer writes its number of training steps there and "
-            "stops with 'Please correct the following DeepSpeed config values that mismatch TrainingArguments values' "
+            f"ds scheduler.params.total_num_steps={_show(node.value)}, not the number of training steps",
+            note=f"the HF Trainer writes its number of training steps there and stops with {_MISMATCH} "
             "(0 steps would also leave the learning rate at warmup_min_lr after warmup)",
             related=launch_related(use), fix=fix,
         )
     elif steps is not None and steps > 0 and node.value != steps:
         yield Finding(
             node.span,
-            f"ds scheduler.params.total_num_steps={_show(node.value)} vs hf num_training_steps (calculated)={steps}: the HF Trainer "
-            "stops with 'Please correct the following DeepSpeed config values that mismatch TrainingArguments values'",
+            f"ds scheduler.params.total_num_steps={_show(node.value)} vs hf num_training_steps (calculated)={steps}",
+            note=f"the HF Trainer stops with {_MISMATCH}",
             related=[r for r in [steps_rel] if r is not None] + launch_related(use), fix=fix,
         )
 
@@ -307,15 +310,15 @@ def _auto_find_batch_size(use, plan, gas, gas_rel, args):
     if isinstance(stage, Scalar) and not isinstance(stage.value, (bool, str)) and stage.value == 3:
         yield Finding(
             stage.span,
-            "ZeRO stage 3 with --auto_find_batch_size: the HF Trainer stops with "
-            "'`auto_find_batch_size` isn't supported yet with DeepSpeed Zero-3'",
+            "ZeRO stage 3 with --auto_find_batch_size",
+            note="the HF Trainer stops with '`auto_find_batch_size` isn't supported yet with DeepSpeed Zero-3'",
             related=related,
         )
     if config.get("gradient_accumulation_steps") is None and gas is not None and gas != 1:
         yield Finding(
             ds_opening(config),
-            f"no gradient_accumulation_steps with --auto_find_batch_size and gradient accumulation {gas}: accelerate writes 1 into "
-            "the config, and the Trainer's second comparison (propagate_args_to_deepspeed) stops with "
+            f"no gradient_accumulation_steps with --auto_find_batch_size and gradient accumulation {gas}",
+            note="accelerate writes 1 into the config, and the Trainer's second comparison (propagate_args_to_deepspeed) stops with "
             f"'ds gradient_accumulation_steps=1 vs hf gradient_accumulation_steps={gas}'",
             related=[r for r in [gas_rel] if r is not None] + related,
             fix=None,
@@ -327,8 +330,9 @@ def _auto_find_batch_size(use, plan, gas, gas_rel, args):
             # accelerate's set_mixed_precision writes {"enabled": false} for the absent section
             yield Finding(
                 ds_opening(config),
-                f"no {name} section with --{name}_full_eval and --auto_find_batch_size: accelerate writes {name}.enabled false into "
-                f"the config, and the Trainer's second comparison stops with 'ds {name}.enabled=False vs hf {name}|{name}_full_eval=True'",
+                f"no {name} section with --{name}_full_eval and --auto_find_batch_size",
+                note=f"accelerate writes {name}.enabled false into the config, and the Trainer's second comparison stops with "
+                f"'ds {name}.enabled=False vs hf {name}|{name}_full_eval=True'",
                 related=[r for r in [full_rel] if r is not None] + related,
             )
 
@@ -417,7 +421,8 @@ def auto_under_deepspeed(use, context):
                 effect, crash = "stays the string 'auto'; DeepSpeed does not fill it in", False
         yield Finding(
             node.span,
-            f'{dotted} is "auto" but this launch hands the config to DeepSpeed itself, which never fills "auto": it {effect}',
+            f'{dotted} is "auto", which DeepSpeed itself never fills',
+            note=f"this launch hands the config to DeepSpeed itself: the value {effect}",
             related=launch_related(use),
             severity=None if crash else Severity.WARNING,
         )
@@ -465,29 +470,30 @@ def missing_reference(plan, context):
         raw = reference.raw
         if "$" in raw or "<" in raw:
             continue
-        hint = ""
+        help = None
         if reference.role == "deepspeed" and plan.consumer in ("swift", "megatron") and "/" not in raw and not raw.endswith(".json"):
             import difflib
 
             close = difflib.get_close_matches(raw, SWIFT_PRESETS, n=1)
-            hint = f"; ms-swift presets are {', '.join(SWIFT_PRESETS)}" + (f" (did you mean '{close[0]}'?)" if close else "")
+            help = f"ms-swift presets are {', '.join(SWIFT_PRESETS)}" + (f" (did you mean '{close[0]}'?)" if close else "")
         shown = ", ".join(reference.tried[:4]) + (" …" if len(reference.tried) > 4 else "")
-        message = f"{reference.role} file '{raw}' not found (looked at {shown}){hint}"
+        message = f"{reference.role} file '{raw}' not found"
+        looked = f"looked at {shown}"
         axolotl_preset = _axolotl_preset(plan, reference)
         if axolotl_preset is not None:
-            yield Finding(reference.span, message + "; axolotl opens it relative to the directory it runs in", severity=axolotl_preset,
-                          related=[Related("deepspeed_configs/ is not installed with axolotl: `axolotl fetch deepspeed_configs` "
-                                           "copies its presets into the working directory")]
-                          if axolotl_preset == Severity.INFO else [])
+            yield Finding(reference.span, message, severity=axolotl_preset,
+                          note=f"{looked}; axolotl opens it relative to the directory it runs in",
+                          help="deepspeed_configs/ is not installed with axolotl: `axolotl fetch deepspeed_configs` copies its "
+                          "presets into the working directory" if axolotl_preset == Severity.INFO else help)
         elif reference.assumed is not None:
-            yield Finding(reference.span, message, severity=Severity.INFO,
-                          related=[Related(f"assumed: {reference.assumed} keeps its default '{raw}'; the caller may set it")])
+            yield Finding(reference.span, message, severity=Severity.INFO, help=help,
+                          note=f"{looked}; assuming {reference.assumed} keeps its default '{raw}' (the caller may set it)")
         elif _another_checkout(plan, raw, reference):
-            yield Finding(reference.span, message, severity=Severity.INFO, related=[Related(
-                f"assumed: '{raw.split('/', 1)[0]}/' is nowhere in this repository; {plan.program.program} is another "
-                "project's program, and commands copied from its README run from its own checkout")])
+            yield Finding(reference.span, message, severity=Severity.INFO, help=help, note=(
+                f"{looked}; '{raw.split('/', 1)[0]}/' is nowhere in this repository: {plan.program.program} is another "
+                "project's program, and commands copied from its README run from its own checkout"))
         else:
-            yield Finding(reference.span, message)
+            yield Finding(reference.span, message, note=looked, help=help)
 
 
 def _axolotl_preset(plan, reference) -> Severity | None:
@@ -547,7 +553,8 @@ def processes_exceed_devices(plan, context):
     if procs.value > len(devices.value):
         yield Finding(
             procs.span or plan.span,
-            f"{procs.value} processes per node but only {len(devices.value)} visible device(s): ranks {len(devices.value)}..{procs.value - 1} have no device",
+            f"{procs.value} processes per node but only {len(devices.value)} visible device(s)",
+            note=f"ranks {len(devices.value)}..{procs.value - 1} have no device",
             related=[Related(f"process count from {procs.origin}", procs.span), Related(f"devices from {devices.origin}", devices.span)],
         )
 
@@ -582,8 +589,8 @@ def deepspeed_ignores_visible_devices(plan, context):
     if count_flags and filters:
         yield Finding(
             filters[0].span or plan.span,
-            "deepspeed refuses --num_gpus/--num_nodes together with --include/--exclude: "
-            "'Cannot specify num_nodes/gpus with include/exclude'",
+            "deepspeed refuses --num_gpus/--num_nodes together with --include/--exclude",
+            note="the launcher raises 'Cannot specify num_nodes/gpus with include/exclude'",
             related=[Related(a.origin, a.span) for a in count_flags],
             severity=Severity.ERROR,
         )
@@ -598,8 +605,9 @@ def deepspeed_ignores_visible_devices(plan, context):
         flag = ignoring[0] if ignoring else num_nodes
         yield Finding(
             devices.span or plan.span,
-            f"deepspeed ignores CUDA_VISIBLE_DEVICES when {flag.origin.split(' at ')[0]} is given and chooses devices from 0; "
-            "use --include localhost:<ids> to pick devices",
+            f"deepspeed ignores CUDA_VISIBLE_DEVICES when {flag.origin.split(' at ')[0]} is given",
+            note="it chooses devices from 0",
+            help="use --include localhost:<ids> to pick devices",
             related=[Related(flag.origin, flag.span)],
         )
 
@@ -647,7 +655,8 @@ def swift_device_map(plan, context):
     if local and n % local:
         yield Finding(
             devices.span or plan.span,
-            f"{n} visible devices are not divisible by {local} processes per node: ms-swift asserts 'n_gpu: {n}, local_world_size: {local}'",
+            f"{n} visible devices are not divisible by {local} processes per node",
+            note=f"ms-swift asserts 'n_gpu: {n}, local_world_size: {local}'",
             related=related,
         )
         return
@@ -657,8 +666,10 @@ def swift_device_map(plan, context):
             arg = plan.arg(users[0])
             yield Finding(
                 (procs.span if not procs.default else None) or devices.span or plan.span,
-                f"{n} visible devices with {local} process(es) per node puts ms-swift in device_map mode, which --{users[0]} does not "
-                f"support: 'DeepSpeed is not compatible with `device_map`. n_gpu: {n}, local_world_size: {local}'; set NPROC_PER_NODE={n}",
+                f"{n} visible devices with {local} process(es) per node put ms-swift in device_map mode",
+                note=f"--{users[0]} does not support it: ms-swift raises 'DeepSpeed is not compatible with `device_map`. "
+                f"n_gpu: {n}, local_world_size: {local}'",
+                help=f"set NPROC_PER_NODE={n}",
                 related=related + [Related(arg.origin, arg.span)],
             )
 
@@ -688,8 +699,8 @@ def llamafactory_deepspeed_single_process(plan, context):
     world = plan.world_size
     yield Finding(
         plan.span,
-        "LLaMA-Factory runs this launch as one non-distributed process, and refuses DeepSpeed there: "
-        "'Please use `FORCE_TORCHRUN=1` to launch DeepSpeed training.'",
+        "LLaMA-Factory runs this launch as one non-distributed process, and refuses DeepSpeed there",
+        note="LLaMA-Factory raises 'Please use `FORCE_TORCHRUN=1` to launch DeepSpeed training.'",
         related=[Related(world.origin, world.span), Related("DeepSpeed config named here", plan.deepspeed.span)],
     )
 
@@ -722,8 +733,9 @@ def single_process_deepspeed(plan, context):
         return
     yield Finding(
         plan.span,
-        f"one python process with a DeepSpeed config while {len(devices.value)} devices are visible: "
-        f"{len(devices.value) - 1} of them stay idle; start it with deepspeed, torchrun or accelerate launch",
+        f"one python process with a DeepSpeed config while {len(devices.value)} devices are visible",
+        note=f"{len(devices.value) - 1} of them stay idle",
+        help="start it with deepspeed, torchrun or accelerate launch",
         related=[Related(f"devices from {devices.origin}", devices.span), Related("DeepSpeed config named here", plan.deepspeed.span)],
     )
 
@@ -791,8 +803,8 @@ def accelerate_deepspeed_config(document, context):
     if isinstance(precision, Scalar) and isinstance(precision.value, bool):
         yield Finding(
             precision.span,
-            f"mixed_precision: {precision.span.text.strip()} is the boolean {str(precision.value).lower()} to YAML, not a string: "
-            "accelerate launch stops with AttributeError: 'bool' object has no attribute 'lower'",
+            f"mixed_precision: {precision.span.text.strip()} is the boolean {str(precision.value).lower()} to YAML, not a string",
+            note="accelerate launch stops with AttributeError: 'bool' object has no attribute 'lower'",
             fix=Fix.safe('Write "no"', replace_value(precision, "no")) if precision.value is False else None,
         )
     section = mapping.get("deepspeed_config")
@@ -801,21 +813,24 @@ def accelerate_deepspeed_config(document, context):
     has_file = section.entry("deepspeed_config_file") is not None
     for entry in section.entries:
         if entry.key not in ACCELERATE_DS_KEYS:
-            hint = " (use zero3_save_16bit_model here, or set it in the DeepSpeed JSON)" if "gather_16bit" in entry.key else " (set it in a DeepSpeed JSON named by deepspeed_config_file)"
-            yield Finding(entry.key_span, f"accelerate does not pass deepspeed_config.{entry.key} on to DeepSpeed: it is dropped silently{hint}", severity=Severity.WARNING)
+            help = "use zero3_save_16bit_model here, or set it in the DeepSpeed JSON" if "gather_16bit" in entry.key else "set it in a DeepSpeed JSON named by deepspeed_config_file"
+            yield Finding(entry.key_span, f"accelerate silently drops deepspeed_config.{entry.key}", severity=Severity.WARNING,
+                          note="accelerate does not pass it on to DeepSpeed", help=help)
         elif has_file and entry.key in ACCELERATE_CONFIG_DS_FIELDS:
             yield Finding(
                 entry.key_span,
-                f"deepspeed_config.{entry.key} together with deepspeed_config_file: accelerate raises 'When using `deepspeed_config_file`, "
-                "the following accelerate config variables will be ignored'; set it in the DeepSpeed JSON instead",
+                f"deepspeed_config.{entry.key} together with deepspeed_config_file",
+                note="accelerate raises 'When using `deepspeed_config_file`, the following accelerate config variables will be ignored'",
+                help="set it in the DeepSpeed JSON instead",
                 related=[Related("deepspeed_config_file", section.entry("deepspeed_config_file").key_span)],
             )
     precision = mapping.entry("mixed_precision")
     if has_file and precision is not None and precision.value.to_python() is not None:
         yield Finding(
             precision.key_span,
-            "mixed_precision together with deepspeed_config_file: accelerate raises 'the following accelerate config variables will be ignored: "
-            "[mixed_precision]'; precision belongs in the DeepSpeed JSON (fp16/bf16 sections)",
+            "mixed_precision together with deepspeed_config_file",
+            note="accelerate raises 'the following accelerate config variables will be ignored: [mixed_precision]'",
+            help="precision belongs in the DeepSpeed JSON (fp16/bf16 sections)",
             related=[Related("deepspeed_config_file", section.entry("deepspeed_config_file").key_span)],
         )
 
@@ -868,9 +883,10 @@ def accelerate_processes(plan, context):
         rank = rank_entry.value.to_python() if rank_entry is not None else 0
         yield Finding(
             machines.span or plan.span,
-            f"num_machines is {machines.value} but every run of this launch starts machine_rank {rank} "
-            f"({'machine_rank in the config' if rank_entry is not None else 'the default'}, not overridden with --machine_rank): "
-            "the other machines never join and the rendezvous waits; pass --machine_rank per node",
+            f"num_machines is {machines.value} but every run of this launch starts machine_rank {rank}",
+            note=f"{'machine_rank in the config' if rank_entry is not None else 'the default'}, not overridden with --machine_rank: "
+            "the other machines never join and the rendezvous waits",
+            help="pass --machine_rank per node",
             related=[Related("machine_rank in the config", rank_entry.value.span)] if rank_entry is not None else [],
         )
     from_file = all(v.span is not None and v.span.source is mapping.span.source for v in (machines, total) if v is not None)
@@ -878,8 +894,8 @@ def accelerate_processes(plan, context):
             and not from_file:
         yield Finding(
             total.span or plan.span,
-            f"{total.value} processes over {machines.value} machines: accelerate starts {total.value // machines.value} per machine, "
-            f"so {total.value % machines.value} of them never start",
+            f"{total.value} processes do not divide over {machines.value} machines",
+            note=f"accelerate starts {total.value // machines.value} per machine, so {total.value % machines.value} of them never start",
             related=[Related(machines.origin, machines.span)],
             severity=Severity.ERROR,
         )
@@ -952,10 +968,10 @@ def swift_config_flag(plan, context):
                     Edit(source, option.span.start, end, ""),
                     Edit(source, entry.span.end, entry.span.end, f" {option.value.raw}"),
                 )
-            message = (f"{plan.entry or 'ms-swift'} does not read {option.name}: it takes the config file as its first "
-                       f"argument (`{plan.entry or 'swift sft'} {option.value.raw}`); as written it stops with remaining_argv")
-            yield Finding(option.name_span or option.span, verdict.qualify(message) if verdict else message, fix=fix,
-                          severity=verdict.severity() if verdict else None)
+            note = "as written it stops with remaining_argv"
+            yield Finding(option.name_span or option.span, f"{plan.entry or 'ms-swift'} does not read {option.name}", fix=fix,
+                          severity=verdict.severity() if verdict else None, note=verdict.qualify(note) if verdict else note,
+                          help=None if fix else f"it takes the config file as its first argument (`{plan.entry or 'swift sft'} {option.value.raw}`)")
 
 
 @rule("DS312", "swift-tuner-flag", severity="warning", target="launch", fixable=True, consumers=("swift", "megatron"))
@@ -992,14 +1008,14 @@ def swift_tuner_flag(plan, context):
 
     if plan.consumer not in ("swift", "megatron"):
         return
-    for arg, message, right, verdict in swift_tuner_flag_findings(plan, context.settings):
+    for arg, message, note, (right, calls), verdict in swift_tuner_flag_findings(plan, context.settings):
         certain = verdict.everywhere and verdict.candidates.evidence is not None
         fix = None
         span = arg.name_span
         if right and span is not None and verdict.everywhere:
             text = f"--{right}" if span.text.startswith("--") else right
             fix = (Fix.safe if certain else Fix.unsafe)(f"Rename to {right}", Edit.replace(span, text))
-        yield Finding(arg.name_span or arg.span or plan.span, message, fix=fix,
+        yield Finding(arg.name_span or arg.span or plan.span, message, fix=fix, note=note, help=calls,
                       severity=Severity.ERROR if certain else verdict.severity())
 
 

@@ -83,15 +83,16 @@ def launch_program_not_a_script(plan, context):
             fix = Fix.unsafe(f"Remove `{word.raw}`: {plan.launcher} starts Python itself", Edit(source, word.span.start, nxt.span.start, ""))
         yield Finding(
             word.span,
-            f"`{word.raw}` is where {plan.launcher} expects the training script: {runs}, and Python stops with "
-            f"\"can't open file '{name}'\"; drop `{word.raw}` ({plan.launcher} starts Python itself)",
+            f"`{word.raw}` is where {plan.launcher} expects the training script",
+            note=f"{runs}, and Python stops with \"can't open file '{name}'\"",
             fix=fix,
         )
     elif word.value.lower().endswith(_CONFIG_SUFFIXES):
         yield Finding(
             word.span,
-            f"`{word.value}` is where {plan.launcher} expects the training script: {runs}, which reads the config as "
-            f"Python code; put the training script first and pass the config to it",
+            f"`{word.value}` is where {plan.launcher} expects the training script",
+            note=f"{runs}, which reads the config as Python code",
+            help="put the training script first and pass the config to it",
         )
 
 
@@ -153,15 +154,15 @@ def local_rank_before_arguments(plan, context):
             return
         yield Finding(
             first.value.span,
-            f"{launcher} passes `{flag}` before `{argument}`, and {script} reads sys.argv[1] ({read.where()}): "
-            f"it gets `{flag}`, not `{argument}`",
+            f"{script} reads `{flag}` as sys.argv[1], not `{argument}`",
+            note=f"{launcher} passes `{flag}` before the program's arguments, and {script} reads sys.argv[1] ({read.where()})",
             related=[Related(f"{script} {read.text}", None)],
         )
     elif argument.lower().endswith((".yaml", ".yml", ".json")):
         why = program.assumption if program is not None and program.assumption else f"{script} was not read"
         yield Finding(
             first.value.span,
-            f"{launcher} passes `{flag}` before `{argument}`: a program that reads its config as sys.argv[1] "
-            f"(as LLaMA-Factory's src/train.py does) gets `{flag}` instead ({why})",
+            f"{launcher} passes `{flag}` before `{argument}`",
+            note=f"a program that reads its config as sys.argv[1] (as LLaMA-Factory's src/train.py does) gets `{flag}` instead ({why})",
             severity=Severity.WARNING,
         )

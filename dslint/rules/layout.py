@@ -85,7 +85,8 @@ def node_ranks(layout: Layout, context):
         what = "--no_ssh without --node_rank" if node.rank.default and node.launcher == "deepspeed" else f"node rank {rank}"
         yield Finding(
             _at(node.rank, node),
-            f"{what} is outside 0..{count - 1} for {count} nodes: the rendezvous waits for ranks no node takes",
+            f"{what} is outside 0..{count - 1} for {count} nodes",
+            note="the rendezvous waits for ranks no node takes",
             related=[Related(f"node count from {node.nodes.origin}", node.nodes.span)],
         )
     if not _across(layout):
@@ -105,7 +106,8 @@ def node_ranks(layout: Layout, context):
                 continue
             yield Finding(
                 _at(node.rank, node),
-                f"node rank {rank} is also the rank of {first.where()}: two nodes claim it and the rendezvous waits for a missing rank",
+                f"node rank {rank} is also the rank of {first.where()}",
+                note="two nodes claim it, and the rendezvous waits for a missing rank",
                 related=[_related(first, "the other launch"), Related(f"this rank from {node.rank.origin}", node.rank.span)],
             )
             continue
@@ -120,9 +122,9 @@ def node_ranks(layout: Layout, context):
         shown = ", ".join(str(r) for r in missing)
         yield Finding(
             _at(at.nodes, at),
-            f"{count} nodes, but no node launch of this layout starts rank{'s' if len(missing) > 1 else ''} {shown}: "
-            "the rendezvous waits for it",
-            related=[_related(n, "node launch") for n in layout.nodes] + [Related(layout.why)],
+            f"{count} nodes, but no node launch of this layout starts rank{'s' if len(missing) > 1 else ''} {shown}",
+            note=f"the rendezvous waits for it; {layout.why}",
+            related=[_related(n, "node launch") for n in layout.nodes],
             severity=Severity.WARNING,
         )
 
@@ -205,7 +207,9 @@ def loopback_master_address(layout: Layout, context):
             related.append(Related(f"the launch of {node.describe()}", node.span))
         yield Finding(
             _at(node.master_addr, node),
-            f"master address {address} on a {node.node_count}-node job: {why}; use the address of the node of rank 0",
+            f"master address {address} on a {node.node_count}-node job",
+            note=why,
+            help="use the address of the node of rank 0",
             related=related,
             severity=severity,
         )
@@ -258,7 +262,8 @@ def uneven_node_processes(layout: Layout, context):
         total = f"the job has {world} processes, not {ref * len(layout.nodes)}" if world is not None else "the world size is their sum"
         yield Finding(
             _at(node.procs, node),
-            f"{procs} processes on this node, {ref} on {reference.describe()}: {total}",
+            f"{procs} processes on this node, {ref} on {reference.describe()}",
+            note=total,
             related=[Related(f"{reference.describe()}: {reference.procs.origin}", reference.procs.span),
                      Related(f"this node: {node.procs.origin}", node.procs.span)],
         )
@@ -306,8 +311,8 @@ def node_visible_devices(layout: Layout, context):
             continue
         yield Finding(
             _at(node.devices, node),
-            f"{have} visible device{'s' if have != 1 else ''} here and so {have} process{'es' if have != 1 else ''}, "
-            f"while {widest.describe()} sees {want}: this node starts fewer processes than the others",
+            f"{have} visible device{'s' if have != 1 else ''} here, while {widest.describe()} sees {want}",
+            note=f"so this node starts {have} process{'es' if have != 1 else ''}, fewer than the others",
             related=[Related(f"{widest.describe()}: {widest.devices.origin}", widest.devices.span),
                      Related(f"this node's processes: {node.procs.origin}", node.procs.span)],
         )
@@ -392,8 +397,8 @@ def machines_on_one_node(layout: Layout, context):
     started = f"starts {procs} of num_processes here and " if isinstance(procs, int) else ""
     yield Finding(
         entry.value.span,
-        f"num_machines: {node.node_count} but this launch runs on one machine (machine_rank {node.static_rank}, {how}): accelerate "
-        f"{started}waits for machines that never join; for one machine write num_machines: 1",
+        f"num_machines: {node.node_count} but this launch runs on one machine",
+        note=f"machine_rank {node.static_rank}, {how}: accelerate {started}waits for machines that never join",
         related=[Related(f"the launch: {plan.describe()}", plan.span)] + (
             [Related(f"main process address from {node.master_addr.origin}", node.master_addr.span)] if not absent else []),
         fix=Fix.unsafe("Write num_machines: 1", Edit.replace(entry.value.span, "1")),
@@ -436,7 +441,7 @@ def accelerate_processes_per_machine(document, context):
     per = total // count
     yield Finding(
         procs.value.span,
-        f"num_processes: {total} over num_machines: {count}: accelerate starts {per} per machine, {per * count} in all; "
-        f"{total - per * count} never start{'s' if total - per * count == 1 else ''}",
+        f"num_processes: {total} does not divide over num_machines: {count}",
+        note=f"accelerate starts {per} per machine, {per * count} in all; {total - per * count} never start{'s' if total - per * count == 1 else ''}",
         related=[Related(f"num_machines: {count}", machines.value.span)],
     )

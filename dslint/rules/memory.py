@@ -102,12 +102,13 @@ def memory_fit(plan, context):
     if est.device_low > capacity:
         largest = ", ".join(f"{t.label} {show_range(t.low, t.high)}" for t in est.largest(3))
         change = cheapest_fix(explanation, capacity)
-        advice = f"; the cheapest change that fits: {change}" if change else "; no single setting change fits: use more devices (a larger data-parallel size) or a smaller model"
+        advice = f"the cheapest change that fits: {change}" if change else "no single setting change fits: use more devices (a larger data-parallel size) or a smaller model"
         yield Finding(
             anchor,
-            f"estimated {show_range(est.device_low, est.device_high)} per device exceeds the {capacity / GiB:.0f} GiB of device memory "
-            f"({_model_text(explanation)}); largest: {largest}{advice}",
+            f"estimated {show_range(est.device_low, est.device_high)} per device exceeds the {capacity / GiB:.0f} GiB of device memory",
             related=related,
+            note=f"{_model_text(explanation)}; largest: {largest}",
+            help=advice,
         )
         return
     if est.device_high <= capacity:
@@ -115,9 +116,10 @@ def memory_fit(plan, context):
         if cheaper:
             yield Finding(
                 anchor,
-                f"estimated {show_range(est.device_low, est.device_high)} per device of {capacity / GiB:.0f} GiB ({_model_text(explanation)}); "
-                f"{cheaper} would also fit with 10% to spare, and costs less throughput",
+                f"estimated {show_range(est.device_low, est.device_high)} per device of {capacity / GiB:.0f} GiB: a cheaper setup fits too",
                 related=related,
+                note=_model_text(explanation),
+                help=f"{cheaper} would also fit with 10% to spare, and costs less throughput",
                 severity=Severity.INFO,
             )
 

@@ -25,10 +25,6 @@ def _related(target) -> Related:
     return Related(f"Ascend NPU target: {target.reason}", target.span)
 
 
-def _say(message: str, target) -> str:
-    return f"{message} {target.note()}"
-
-
 def _env_name_span(value, name: str) -> Span | None:
     """The span of NAME in a shell assignment NAME=value (None for values from a YAML ENV: block)."""
     span = getattr(value, "span", None)
@@ -133,16 +129,19 @@ def cuda_visible_devices_on_npu(plan, context):
     if ascend is not None:
         yield Finding(
             _env_span(value, plan),
-            _say("CUDA_VISIBLE_DEVICES has no effect on Ascend NPU; ASCEND_RT_VISIBLE_DEVICES alone selects the devices: remove it", target),
+            "CUDA_VISIBLE_DEVICES has no effect on Ascend NPU",
+            note="ASCEND_RT_VISIBLE_DEVICES alone selects the devices",
+            help="remove it",
             related=[Related("ASCEND_RT_VISIBLE_DEVICES", getattr(ascend, "span", None)), _related(target)],
         )
         return
     yield Finding(
         _env_span(value, plan),
-        _say("CUDA_VISIBLE_DEVICES has no effect on Ascend NPU: every NPU stays visible and the ranks bind NPUs 0..n-1; "
-             "select devices with ASCEND_RT_VISIBLE_DEVICES", target),
+        "CUDA_VISIBLE_DEVICES has no effect on Ascend NPU",
+        note="every NPU stays visible and the ranks bind NPUs 0..n-1",
         related=[_related(target)],
         fix=_rename(plan, value, "CUDA_VISIBLE_DEVICES", "ASCEND_RT_VISIBLE_DEVICES", "Rename to ASCEND_RT_VISIBLE_DEVICES"),
+        help="select devices with ASCEND_RT_VISIBLE_DEVICES",
     )
 
 
@@ -174,14 +173,16 @@ def cuda_alloc_conf_on_npu(plan, context):
     if target is None or value is None:
         return
     if plan.env.get("PYTORCH_NPU_ALLOC_CONF") is not None:
-        fix = None
-        message = "PYTORCH_CUDA_ALLOC_CONF has no effect on Ascend NPU (PYTORCH_NPU_ALLOC_CONF, also set, is the one read): remove it"
+        fix, help = None, "remove it"
+        note = "PYTORCH_NPU_ALLOC_CONF, also set, is the one read"
     else:
         fix = _rename(plan, value, "PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_NPU_ALLOC_CONF", "Rename to PYTORCH_NPU_ALLOC_CONF")
         if fix is not None and "backend" in (getattr(value, "value", None) or ""):
             fix = Fix.unsafe(fix.title, *fix.edits)
-        message = "PYTORCH_CUDA_ALLOC_CONF has no effect on Ascend NPU: torch_npu's allocator reads PYTORCH_NPU_ALLOC_CONF"
-    yield Finding(_env_span(value, plan), _say(message, target), related=[_related(target)], fix=fix)
+        help = None
+        note = "torch_npu's allocator reads PYTORCH_NPU_ALLOC_CONF"
+    yield Finding(_env_span(value, plan), "PYTORCH_CUDA_ALLOC_CONF has no effect on Ascend NPU", related=[_related(target)], fix=fix,
+                  note=note, help=help)
 
 
 # NCCL variables and their closest HCCL/CANN counterparts; only the socket interface is a rename.
@@ -232,18 +233,20 @@ def nccl_variable_on_npu(plan, context):
         counterpart, renamable = NCCL_COUNTERPARTS.get(name, (None, False))
         fix = None
         if counterpart is not None:
-            hint = f"; the HCCL counterpart is {counterpart}"
+            help = f"the HCCL counterpart is {counterpart}"
             if renamable and counterpart not in plan.env:
                 name_span = _env_name_span(value, name)
                 if name_span is not None:
                     fix = Fix.unsafe(f"Rename to {counterpart}", Edit.replace(name_span, counterpart))
         else:
-            hint = "; HCCL has no counterpart, remove it"
+            help = "HCCL has no counterpart, remove it"
         yield Finding(
             _env_span(value, plan),
-            _say(f"{name} has no effect on Ascend NPU, where collectives run on HCCL{hint}", target),
+            f"{name} has no effect on Ascend NPU",
             related=[_related(target)],
             fix=fix,
+            note="collectives run on HCCL there",
+            help=None if fix is not None else help,
         )
 
 
@@ -286,13 +289,13 @@ def ddp_backend_on_npu(plan, context):
         if backend in ("nccl", "gloo"):
             return
         edit = remove_arg(arg)
-        message = (f"{written(arg)}: Megatron-SWIFT accepts only nccl or gloo (megatron_args.py:586) and stops with "
-                   f"\"invalid choice: '{arg.value}'\"; on Ascend leave the default nccl, which MindSpeed serves with HCCL")
         yield Finding(
             arg.span or plan.span,
-            _say(message, npu) if npu is not None else message,
+            f"{written(arg)}: Megatron-SWIFT accepts only nccl or gloo",
             related=[_related(npu)] if npu is not None else [],
             fix=Fix.safe("Remove --ddp_backend", edit) if edit is not None else None,
+            note=f"it stops with \"invalid choice: '{arg.value}'\" (megatron_args.py:586); on Ascend the default nccl is served "
+            "by MindSpeed with HCCL",
         )
         return
     if npu is None or backend != "nccl" or plan.consumer not in ("hf", "swift", "llamafactory", None):
@@ -301,9 +304,11 @@ def ddp_backend_on_npu(plan, context):
         return
     yield Finding(
         arg.span or plan.span,
-        _say(f"{written(arg)} on Ascend NPU: torch.distributed cannot start NCCL without CUDA GPUs; use hccl", npu),
+        f"{written(arg)} on Ascend NPU",
+        note="torch.distributed cannot start NCCL without CUDA GPUs",
         related=[_related(npu)],
         fix=Fix.safe("Use hccl", Edit.replace(arg.span, "hccl")) if arg.span is not None else None,
+        help="use hccl" if arg.span is None else None,
     )
 
 
@@ -347,8 +352,9 @@ def deepspeed_visible_devices_on_npu(plan, context):
     chosen = flags[0] if flags else num_nodes
     yield Finding(
         _env_span(value, plan),
-        _say(f"the deepspeed launcher ignores ASCEND_RT_VISIBLE_DEVICES when {chosen.origin.split(' at ')[0]} is given and picks NPUs "
-             "from 0; select them with --include localhost:<ids>", target),
+        f"the deepspeed launcher ignores ASCEND_RT_VISIBLE_DEVICES when {chosen.origin.split(' at ')[0]} is given",
+        note="it picks NPUs from 0",
+        help="select them with --include localhost:<ids>",
         related=[Related(chosen.origin, chosen.span), _related(target)],
     )
 
@@ -405,7 +411,8 @@ def ignored_npu_device_variable(plan, context):
         if ascend is not None:
             yield Finding(
                 _env_span(value, plan),
-                f"{name} does not select NPUs for this launch; ASCEND_RT_VISIBLE_DEVICES, also set, does",
+                f"{name} does not select NPUs for this launch",
+                note="ASCEND_RT_VISIBLE_DEVICES, also set, does",
                 related=[Related("ASCEND_RT_VISIBLE_DEVICES", getattr(ascend, "span", None))]
                 + ([_related(target)] if target is not None and target.npu else []),
             )
@@ -413,7 +420,8 @@ def ignored_npu_device_variable(plan, context):
         fix = _rename(plan, value, name, "ASCEND_RT_VISIBLE_DEVICES", "Rename to ASCEND_RT_VISIBLE_DEVICES")
         yield Finding(
             _env_span(value, plan),
-            f"{name} does not select NPUs: torch_npu and DeepSpeed read ASCEND_RT_VISIBLE_DEVICES, so {_what_runs(plan)}",
+            f"{name} does not select NPUs",
+            note=f"torch_npu and DeepSpeed read ASCEND_RT_VISIBLE_DEVICES, so {_what_runs(plan)}",
             related=[_related(target)] if target is not None and target.npu else [],
             fix=Fix.unsafe(fix.title, *fix.edits) if fix is not None else None,
         )
@@ -475,9 +483,9 @@ def npu_liger_kernel(plan, context):
         edit = remove_arg(liger.arg)
         yield Finding(
             liger.arg.name_span or liger.span or plan.span,
-            _say(f"{written(liger.arg)}: ms-swift does not support Liger kernels on Ascend NPU (NPU-support.md); it already applies the "
-                 "torch_npu fused operators (npu_rms_norm, npu_rotary_mul, npu_swiglu) to Qwen models automatically; remove the flag "
-                 "(LLaMA-Factory's route to NPU fused operators is use_v1_kernels)", target),
+            f"{written(liger.arg)}: ms-swift does not support Liger kernels on Ascend NPU",
+            note="NPU-support.md; ms-swift already applies the torch_npu fused operators (npu_rms_norm, npu_rotary_mul, npu_swiglu) "
+            "to Qwen models automatically (LLaMA-Factory's route to NPU fused operators is use_v1_kernels)",
             related=[_related(target)],
             fix=Fix.safe("Remove --use_liger_kernel", edit) if edit is not None else None,
         )
@@ -487,8 +495,10 @@ def npu_liger_kernel(plan, context):
             return
         yield Finding(
             liger.arg.name_span or liger.span or plan.span,
-            _say(f"{written(liger.arg)} on Ascend NPU: LLaMA-Factory applies Liger but turns off its swiglu and fused_linear_cross_entropy "
-                 "kernels on NPUs whose name lacks 'Ascend910'; LLaMA-Factory's NPU fused operators are use_v1_kernels: true", target),
+            f"{written(liger.arg)} on Ascend NPU",
+            note="LLaMA-Factory applies Liger but turns off its swiglu and fused_linear_cross_entropy kernels on NPUs whose name "
+            "lacks 'Ascend910'",
+            help="LLaMA-Factory's NPU fused operators are use_v1_kernels: true",
             related=[_related(target)],
             severity=Severity.INFO,
         )
@@ -551,8 +561,8 @@ def npu_flash_attention_version(plan, context):
             replacement = "sdpa"  # FlashAttention-2 on NPU fails to load in some transformers releases (DS517)
         yield Finding(
             value.span or plan.span,
-            _say(f"{written(value.arg)}: FlashAttention 3/4 are CUDA kernels and do not run on Ascend NPU; {replacement} uses "
-                 "torch_npu's npu_fusion_attention", target),
+            f"{written(value.arg)}: FlashAttention 3/4 do not run on Ascend NPU",
+            note=f"they are CUDA kernels; {replacement} uses torch_npu's npu_fusion_attention",
             related=[_related(target)],
             fix=Fix.unsafe(f"Use {replacement}", Edit.replace(value.span, replacement)) if value.span is not None else None,
         )
@@ -595,8 +605,9 @@ def npu_bitsandbytes(plan, context):
         if method.value is not None and method.value.lower() == "bnb":
             yield Finding(
                 method.span or plan.span,
-                _say(f"{written(method.arg)}: ms-swift does not support bitsandbytes quantization (QLoRA) on Ascend NPU (NPU-support.md)"
-                     + ("" if plan.entry == "swift export" else "; train LoRA on bf16 weights instead"), target),
+                f"{written(method.arg)}: ms-swift does not support bitsandbytes quantization (QLoRA) on Ascend NPU",
+                note="NPU-support.md",
+                help=None if plan.entry == "swift export" else "train LoRA on bf16 weights instead",
                 related=[_related(target)],
             )
         return
@@ -611,8 +622,8 @@ def npu_bitsandbytes(plan, context):
     if bits.value != 4:
         yield Finding(
             bits.span or plan.span,
-            _say(f"{written(bits.arg)} with bitsandbytes on Ascend NPU: LLaMA-Factory's NPU route is 4-bit NF4 with double_quantization: "
-                 "false and bitsandbytes built for NPU", target),
+            f"{written(bits.arg)} with bitsandbytes on Ascend NPU",
+            note="LLaMA-Factory's NPU route is 4-bit NF4 with double_quantization: false and bitsandbytes built for NPU",
             related=[_related(target)],
         )
         return
@@ -620,9 +631,11 @@ def npu_bitsandbytes(plan, context):
     if qtype.value is not None and qtype.value.lower() == "fp4":
         yield Finding(
             qtype.span or plan.span,
-            _say(f"{written(qtype.arg)} on Ascend NPU: LLaMA-Factory's NPU bitsandbytes route is NF4; use quantization_type: nf4", target),
+            f"{written(qtype.arg)} on Ascend NPU",
+            note="LLaMA-Factory's NPU bitsandbytes route is NF4",
             related=[_related(target)],
             fix=Fix.unsafe("Use nf4", Edit.replace(qtype.span, "nf4")) if qtype.span is not None else None,
+            help="use quantization_type: nf4" if qtype.span is None else None,
         )
     double = flag(plan, "double_quantization")
     if double.value is False:
@@ -635,9 +648,9 @@ def npu_bitsandbytes(plan, context):
     anchor = double.span if double.arg is not None else bits.span
     yield Finding(
         anchor or plan.span,
-        _say(("double_quantization is on (LLaMA-Factory's default)" if double.arg is None else written(double.arg))
-             + " with 4-bit bitsandbytes on Ascend NPU: the NPU build of bitsandbytes needs double_quantization: false "
-             "(LLaMA-Factory README, Ascend QLoRA)", target),
+        ("double_quantization is on (LLaMA-Factory's default)" if double.arg is None else written(double.arg))
+        + " with 4-bit bitsandbytes on Ascend NPU",
+        note="the NPU build of bitsandbytes needs double_quantization: false (LLaMA-Factory README, Ascend QLoRA)",
         related=[Related(written(bits.arg), bits.span), _related(target)],
         fix=fix,
     )
@@ -688,7 +701,8 @@ def npu_sglang(plan, context):
         return
     yield Finding(
         backend.span or plan.span,
-        _say(f"{written(backend.arg)}: ms-swift does not support SGLang on Ascend NPU (NPU-support.md); use vllm with vllm-ascend", target),
+        f"{written(backend.arg)}: ms-swift does not support SGLang on Ascend NPU",
+        note="NPU-support.md; vllm runs there with vllm-ascend",
         related=[_related(target)],
         fix=Fix.unsafe("Use vllm", Edit.replace(backend.span, "vllm")) if backend.span is not None else None,
     )
@@ -724,9 +738,9 @@ def npu_sequence_parallel(plan, context):
         return
     yield Finding(
         sp.span or plan.span,
-        _say(f"{written(sp.arg)}: ms-swift's sequence parallelism is not in its Ascend NPU support table (failures "
-             "reported in modelscope/ms-swift#6974 and #4412; an NPU ring-attention path exists only from ms-swift 4.2.1); "
-             "use Megatron-SWIFT's --context_parallel_size", target),
+        f"{written(sp.arg)}: ms-swift's sequence parallelism is not in its Ascend NPU support table",
+        note="failures reported in modelscope/ms-swift#6974 and #4412; an NPU ring-attention path exists only from ms-swift 4.2.1",
+        help="use Megatron-SWIFT's --context_parallel_size",
         related=[_related(target)],
     )
 
@@ -771,7 +785,9 @@ def npu_fp8(plan, context):
     for arg, why in hits:
         yield Finding(
             arg.span or plan.span,
-            _say(f"{written(arg)} on Ascend NPU: {why}; train in bf16", target),
+            f"{written(arg)} on Ascend NPU",
+            note=why,
+            help="train in bf16",
             related=[_related(target)],
         )
 
@@ -804,8 +820,8 @@ def npu_training_card(plan, context):
         return
     yield Finding(
         plan.span,
-        f"ms-swift does not support {NO_BF16[hw.name]} (Atlas training series, 910A generation): its NPU support covers Atlas A2/A3 "
-        "training products and the Ascend 950 series (NPU-support.md, Table 1)",
+        f"ms-swift does not support {NO_BF16[hw.name]} (Atlas training series, 910A generation)",
+        note="its NPU support covers Atlas A2/A3 training products and the Ascend 950 series (NPU-support.md, Table 1)",
         related=[Related(f"hardware {hw.name} ({hw.origin})", hw.span)],
     )
 
@@ -879,22 +895,23 @@ def ascend_visible_devices(plan, context):
         kept = raw.split(" ")[0].split("\t")[0].rstrip(",")
         yield Finding(
             span,
-            f"ASCEND_RT_VISIBLE_DEVICES '{raw}' contains a space: the Ascend runtime stops reading the list there, so only "
-            f"'{kept}' is visible; write the ids without spaces",
+            f"ASCEND_RT_VISIBLE_DEVICES '{raw}' contains a space",
+            note=f"the Ascend runtime stops reading the list there, so only '{kept}' is visible",
+            help=None if fix is not None else "write the ids without spaces",
             fix=fix,
         )
         return
     if any(n is None for n in numbers) or not numbers:
         if not all(part.strip() for part in ids):
-            yield Finding(span, f"ASCEND_RT_VISIBLE_DEVICES '{raw}' has an empty entry: the runtime truncates the list at it")
+            yield Finding(span, f"ASCEND_RT_VISIBLE_DEVICES '{raw}' has an empty entry", note="the runtime truncates the list at it")
         return
     if numbers != sorted(numbers) or len(set(numbers)) != len(numbers):
         what = "repeats an id" if len(set(numbers)) != len(numbers) else "is not in ascending order"
         yield Finding(
             span,
-            f"ASCEND_RT_VISIBLE_DEVICES '{raw}' {what}: the Ascend runtime takes ids only in ascending order, once each "
-            "(torch.npu.is_available() turns False otherwise); write "
-            f"{fixed}",
+            f"ASCEND_RT_VISIBLE_DEVICES '{raw}' {what}",
+            note="the Ascend runtime takes ids only in ascending order, once each (torch.npu.is_available() turns False otherwise)",
+            help=None if fix is not None else f"write {fixed}",
             fix=fix,
         )
         return
@@ -904,8 +921,8 @@ def ascend_visible_devices(plan, context):
     if procs.value < len(numbers):
         yield Finding(
             span,
-            f"ASCEND_RT_VISIBLE_DEVICES lists {len(numbers)} NPUs but {procs.value} process(es) per node start: "
-            f"{len(numbers) - procs.value} NPU(s) stay idle; the two should match (ms-swift NPU-support.md Q7)",
+            f"ASCEND_RT_VISIBLE_DEVICES lists {len(numbers)} NPUs but {procs.value} process(es) per node start",
+            note=f"{len(numbers) - procs.value} NPU(s) stay idle; the two should match (ms-swift NPU-support.md Q7)",
             related=[Related(f"processes per node: {procs.origin}", procs.span)],
             severity=Severity.WARNING,
         )
@@ -941,7 +958,7 @@ def hccl_connect_timeout(plan, context):
     number = as_int(raw)
     span = _env_span(value, plan)
     if number is None:
-        yield Finding(span, f"HCCL_CONNECT_TIMEOUT '{raw}' is not a whole number of seconds: CANN accepts an integer in [120, 7200]")
+        yield Finding(span, f"HCCL_CONNECT_TIMEOUT '{raw}' is not a whole number of seconds", note="CANN accepts an integer in [120, 7200]")
         return
     if 120 <= number <= 7200:
         return
@@ -950,6 +967,7 @@ def hccl_connect_timeout(plan, context):
     fix = Fix.unsafe(f"Use {clamped}", Edit.replace(value_span, str(clamped))) if value_span is not None and value_span.text == raw else None
     yield Finding(
         span,
-        f"HCCL_CONNECT_TIMEOUT {number} is outside the range CANN accepts, [120, 7200] seconds; use {clamped}",
+        f"HCCL_CONNECT_TIMEOUT {number} is outside the range CANN accepts, [120, 7200] seconds",
         fix=fix,
+        help=None if fix is not None else f"use {clamped}",
     )

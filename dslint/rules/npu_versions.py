@@ -121,15 +121,17 @@ def npu_flash_attention_2_version(plan, context):
         if verdict.everywhere:
             yield Finding(
                 value.span or plan.span,
-                f"{written(value.arg)} on Ascend NPU with {verdict.where()}: {broken.what}; use sdpa, or transformers 4.56+",
+                f"{written(value.arg)} on Ascend NPU fails to load in {verdict.where()}",
+                note=broken.what,
+                help="use sdpa, or transformers 4.56+" if value.span is None else "or use transformers 4.56+",
                 related=related,
                 fix=Fix.unsafe("Use sdpa", Edit.replace(value.span, "sdpa")) if value.span is not None else None,
             )
             return
         yield Finding(
             value.span or plan.span,
-            f"{written(value.arg)} on Ascend NPU fails to load in transformers {_failing(FLASH_ATTENTION_2_ON_NPU)} "
-            f"({verdict.note()})",
+            f"{written(value.arg)} on Ascend NPU fails to load in transformers {_failing(FLASH_ATTENTION_2_ON_NPU)}",
+            note=verdict.qualify(),
             related=related,
             severity=verdict.severity(),
         )
@@ -201,12 +203,13 @@ def npu_nvme_offload_version(use, context):
     which, span = min(devices, key=lambda d: d[1].start)
     related = [Related(verdict.candidates.describe()), _target_related(target)]
     if verdict.everywhere:
-        yield Finding(span, f"{which} to nvme on Ascend NPU with {verdict.where()}: {broken.what}; use DeepSpeed 0.18.8+",
+        yield Finding(span, f"{which} to nvme on Ascend NPU with {verdict.where()}", note=broken.what, help="use DeepSpeed 0.18.8+",
                       related=related)
         return
     yield Finding(
         span,
-        f"{which} to nvme on Ascend NPU: DeepSpeed {_failing(NVME_ON_NPU)} cannot load its NPU async_io op ({verdict.note()})",
+        f"{which} to nvme on Ascend NPU: DeepSpeed {_failing(NVME_ON_NPU)} cannot load its NPU async_io op",
+        note=verdict.qualify(),
         related=related,
         severity=verdict.severity(),
     )

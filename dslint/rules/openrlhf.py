@@ -73,11 +73,13 @@ def openrlhf_train_batch(plan, context):
         span = found.batch.arg.span
         if span.source.text[span.start:span.end] == str(found.batch.value):
             fix = Fix.unsafe(f"Set the global batch to {nearest}", Edit.replace(span, str(nearest)))
-    valid = f"; a multiple of {step} (micro {found.micro.value} × data parallel {dp}) would do" if step else ""
+    valid = f"a multiple of {step} (micro {found.micro.value} × data parallel {dp}) would do" if step else None
     yield Finding(
         found.batch.span or found.micro.span or plan.span,
         f"{_shown(found.batch, 'train_batch_size')}{parts} is not micro batch {found.micro.value} × gradient accumulation × "
-        f"{found.world} processes: {found.failure}{valid}",
+        f"{found.world} processes",
+        note=found.failure,
+        help=valid,
         related=[*_related((found.batch, "train_batch_size"), (found.micro, "micro_train_batch_size")),
                  Related(f"world size {found.world}: {found.world_origin}", found.world_span)],
         severity=_severity(plan), fix=fix,
@@ -121,17 +123,17 @@ def openrlhf_ring_attention(plan, context):
     if name in openrlhf.RING_NEEDS_PACKING and not packing.value and complete(plan):
         yield Finding(
             ring.span or plan.span,
-            f"{_shown(ring, 'ring_attn_size')} without --packing_samples: OpenRLHF {name} asserts "
-            "'packing_samples must be enabled when using ring attention'",
+            f"{_shown(ring, 'ring_attn_size')} without --packing_samples",
+            note=f"OpenRLHF {name} asserts 'packing_samples must be enabled when using ring attention'",
             related=_related((ring, "ring_attn_size")),
         )
     world = plan.world_size.value if plan.world_size is not None and isinstance(plan.world_size.value, int) else None
     if name in openrlhf.DEEPSPEED_ENTRIES and world and isinstance(tp.value, int) and world % (ring.value * tp.value):
         yield Finding(
             ring.span or plan.span,
-            f"{_shown(ring, 'ring_attn_size')} × tensor parallel {tp.value} does not divide the {world} processes: OpenRLHF's "
-            f"(data, ring, tensor) device mesh of {world // (ring.value * tp.value)} × {ring.value} × {tp.value} leaves "
-            f"{world % (ring.value * tp.value)} out",
+            f"{_shown(ring, 'ring_attn_size')} × tensor parallel {tp.value} does not divide the {world} processes",
+            note=f"OpenRLHF's (data, ring, tensor) device mesh of {world // (ring.value * tp.value)} × {ring.value} × {tp.value} "
+            f"leaves {world % (ring.value * tp.value)} out",
             related=[*_related((ring, "ring_attn_size"), (tp, "ds_tensor_parallel_size")),
                      Related(f"world size {world}: {plan.world_size.origin}", plan.world_size.span)],
             severity=_severity(plan),
@@ -176,15 +178,17 @@ def openrlhf_deepspeed_flags(plan, context):
     if zero.given and isinstance(zero.value, int) and zero.value not in (0, 1, 2, 3):
         yield Finding(
             zero.span or plan.span,
-            f"{_shown(zero, 'zero_stage')}: DeepSpeed's ZeRO stages are 0-3, and it refuses zero_optimization.stage {zero.value}",
+            f"{_shown(zero, 'zero_stage')} is not a ZeRO stage (0-3)",
+            note=f"DeepSpeed refuses zero_optimization.stage {zero.value}",
             related=_related((zero, "zero_stage")),
         )
     offload = openrlhf.value(plan, "offload", False)
     if offload.value and zero.value == 0:
         yield Finding(
             offload.arg.name_span or offload.span or plan.span,
-            f"--adam_offload at ZeRO stage 0: OpenRLHF builds DeepSpeedCPUAdam, but without ZeRO the parameters stay on the GPU and its "
-            "first step asserts 'CPUAdam param is on cuda:0 and must be 'cpu''",
+            "--adam_offload at ZeRO stage 0",
+            note="OpenRLHF builds DeepSpeedCPUAdam, but without ZeRO the parameters stay on the GPU and its first step asserts "
+            "'CPUAdam param is on cuda:0 and must be 'cpu''",
             related=_related((zero, "zero_stage"), (offload, "adam_offload")),
             severity=Severity.WARNING,
         )
@@ -193,8 +197,8 @@ def openrlhf_deepspeed_flags(plan, context):
     if isinstance(tp.value, int) and tp.value > 1 and isinstance(dtype.value, str) and dtype.value.lower() not in ("bf16", "bfloat16"):
         yield Finding(
             dtype.span or plan.span,
-            f"{_shown(dtype, 'param_dtype')} with {_shown(tp, 'ds_tensor_parallel_size')}: OpenRLHF asserts "
-            "'BF16 is required for tensor parallel training'",
+            f"{_shown(dtype, 'param_dtype')} with {_shown(tp, 'ds_tensor_parallel_size')}",
+            note="OpenRLHF asserts 'BF16 is required for tensor parallel training'",
             related=_related((tp, "ds_tensor_parallel_size"), (dtype, "param_dtype")),
         )
 
@@ -240,9 +244,9 @@ def openrlhf_colocated_vllm(plan, context):
         return
     yield Finding(
         engines.span or plan.span,
-        f"{engines.value} vLLM engine(s) × tensor parallel {vllm_tp.value} = {vllm} GPUs, but the colocated actor has {nodes.value} node(s) × "
-        f"{gpus.value} = {actor}: OpenRLHF asserts 'actor_num_nodes * actor_num_gpus_per_node must be equal to vllm_num_engines * "
-        f"vllm_tensor_parallel_size, got {actor} and {vllm}'",
+        f"{engines.value} vLLM engine(s) × tensor parallel {vllm_tp.value} = {vllm} GPUs, but the colocated actor has {actor}",
+        note=f"the actor has {nodes.value} node(s) × {gpus.value} GPUs; OpenRLHF asserts 'actor_num_nodes * actor_num_gpus_per_node "
+        f"must be equal to vllm_num_engines * vllm_tensor_parallel_size, got {actor} and {vllm}'",
         related=_related((nodes, "actor_num_nodes"), (gpus, "actor_num_gpus_per_node"), (engines, "vllm_num_engines"),
                          (vllm_tp, "vllm_tensor_parallel_size"), (colocate, "colocate_all_models")),
         severity=None if complete(plan) else Severity.WARNING,

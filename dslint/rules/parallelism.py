@@ -184,10 +184,12 @@ def zero_with_pipeline(plan, context):
         span, source = plan.deepspeed.span, f"ZeRO stage {stage} in {plan.deepspeed.raw}"
     yield Finding(
         span,
-        f"{source} with pipeline parallelism ({what}): DeepSpeed's PipelineEngine asserts 'ZeRO-2 and ZeRO-3 are incompatible with "
-        "pipeline parallelism' (runtime/pipe/engine.py:76-77); use ZeRO stage 1",
+        f"{source} with pipeline parallelism",
         related=[Related(what, evidence_span if _real(evidence_span) else None)],
         fix=Fix.unsafe("Use ZeRO stage 1", *edits) if edits else None,
+        note="DeepSpeed's PipelineEngine asserts 'ZeRO-2 and ZeRO-3 are incompatible with pipeline parallelism' "
+        "(runtime/pipe/engine.py:76-77)",
+        help=None if edits else "use ZeRO stage 1",
     )
 
 
@@ -235,8 +237,9 @@ def pipeline_overlap_comm(plan, context):
     what, span = evidence
     yield Finding(
         overlap.span,
-        f"overlap_comm with pipeline parallelism ({what}): DeepSpeed logs 'Pipeline parallelism does not support overlapped communication, "
-        "will be disabled.' and runs without it (runtime/engine.py:2663-2666)",
+        "overlap_comm with pipeline parallelism is turned off",
+        note="DeepSpeed logs 'Pipeline parallelism does not support overlapped communication, will be disabled.' and runs without "
+        "it (runtime/engine.py:2663-2666)",
         related=[Related(what, span if _real(span) else None)],
         fix=Fix.safe("Set overlap_comm to false", replace_value(overlap, False)),
     )
@@ -294,7 +297,8 @@ def megatron_world_size(plan, context):
         yield Finding(
             anchor or plan.span,
             f"world size {world} is not a multiple of tensor {grid.tp.value} × pipeline {grid.pp.value} × "
-            f"{'sequence' if flavor == 'megatron-deepspeed' else 'context'} {grid.cp.value} parallel = {grid.model_size}: Megatron stops with {quoted}",
+            f"{'sequence' if flavor == 'megatron-deepspeed' else 'context'} {grid.cp.value} parallel = {grid.model_size}",
+            note=f"Megatron stops with {quoted}",
             related=[_world_related(plan)] + [v.related(n) for v, n in ((grid.tp, "tensor parallel"), (grid.pp, "pipeline parallel"), (grid.cp, grid.cp_name)) if v.given],
             severity=_assumed(plan),
         )
@@ -305,7 +309,8 @@ def megatron_world_size(plan, context):
             yield Finding(
                 grid.ep.span or plan.span,
                 f"world size {world} is not a multiple of expert-tensor {grid.etp.value} × expert {grid.ep.value} × pipeline {grid.pp.value} "
-                f"parallel = {expert}: Megatron-Core's initialize_model_parallel stops with 'world_size ({world}) is not divisible by "
+                f"parallel = {expert}",
+                note=f"Megatron-Core's initialize_model_parallel stops with 'world_size ({world}) is not divisible by "
                 f"expert_tensor_model_pipeline_parallel size ({expert})'",
                 related=[_world_related(plan), grid.etp.related("expert_tensor_parallel_size")],
                 severity=_assumed(plan),
@@ -357,8 +362,10 @@ def megatron_global_batch(plan, context):
     yield Finding(
         anchor,
         f"global batch {grid.gbs.value} is not a multiple of micro batch {grid.mbs.value} × data-parallel size {dp} = {unit}"
-        f"{' (it is smaller)' if too_small else ''}: Megatron stops with 'global batch size ({grid.gbs.value}) is not divisible by micro batch "
-        f"size ({grid.mbs.value}) times data parallel size ({dp})'; use a multiple of {unit}",
+        f"{' (it is smaller)' if too_small else ''}",
+        note=f"Megatron stops with 'global batch size ({grid.gbs.value}) is not divisible by micro batch size ({grid.mbs.value}) "
+        f"times data parallel size ({dp})'",
+        help=f"use a multiple of {unit}",
         related=[grid.gbs.related("global_batch_size"), grid.mbs.related("micro_batch_size"),
                  Related(f"data-parallel size {dp} = world {world} / (tensor {grid.tp.value} × pipeline {grid.pp.value} × {grid.cp_name.split(' (')[0]} {grid.cp.value})"),
                  _world_related(plan)],
@@ -401,8 +408,9 @@ def sequence_parallel_without_tp(plan, context):
     edit = remove_arg(sp.arg)
     yield Finding(
         sp.arg.name_span or sp.span or plan.span,
-        f"{written(sp.arg)} with tensor parallel size {grid.tp.value}: Megatron turns sequence parallelism off when there is no tensor "
-        "parallelism, without an error; use --context_parallel_size for long sequences",
+        f"{written(sp.arg)} with tensor parallel size {grid.tp.value} does nothing",
+        note="Megatron turns sequence parallelism off when there is no tensor parallelism, without an error",
+        help="use --context_parallel_size for long sequences",
         related=[grid.tp.related("tensor_model_parallel_size")],
         fix=Fix.safe("Remove the flag", edit) if edit is not None else None,
     )
@@ -463,9 +471,9 @@ def deepspeed_sequence_parallel(use, context):
         related = [Related(f"world size {value} from {getattr(world, 'origin', '')}", getattr(world, "span", None))]
         yield Finding(
             node.span,
-            f"sequence_parallel_size {sp} does not divide the world size {value}: DeepSpeed computes a data-parallel world of "
-            f"{value / sp:.3g} without an error (runtime/config.py:468-469), and its sequence-parallel groups stop with "
-            f"'world_size ({value}) is not divisible by sequence_parallel_size {sp}'",
+            f"sequence_parallel_size {sp} does not divide the world size {value}",
+            note=f"DeepSpeed computes a data-parallel world of {value / sp:.3g} without an error (runtime/config.py:468-469), and its "
+            f"sequence-parallel groups stop with 'world_size ({value}) is not divisible by sequence_parallel_size {sp}'",
             related=related,
         )
         return
@@ -481,9 +489,9 @@ def deepspeed_sequence_parallel(use, context):
         shown = f" ({value} processes, not {value / sp:.3g})"
     yield Finding(
         entry.key_span,
-        f"train_batch_size \"auto\" with sequence_parallel_size {sp}: transformers fills it with every process{shown} × batch × accumulation, "
-        "but DeepSpeed divides the world size by sequence_parallel_size and asserts 'train_batch_size is not equal to micro_batch_per_gpu * "
-        "gradient_acc_step * world_size'; leave train_batch_size out",
+        f"train_batch_size \"auto\" with sequence_parallel_size {sp}",
+        note=f"transformers fills it with every process{shown} × batch × accumulation, but DeepSpeed divides the world size by "
+        "sequence_parallel_size and asserts 'train_batch_size is not equal to micro_batch_per_gpu * gradient_acc_step * world_size'",
         related=[Related(f"sequence_parallel_size {sp}", node.span)],
         fix=Fix.safe("Remove train_batch_size so DeepSpeed derives it", remove_json_entry(config, entry)),
     )
@@ -576,8 +584,8 @@ def generation_batch(plan, context):
         if n.value == 1 and not teacher:
             yield Finding(
                 n.span or plan.span,
-                f"num_generations {n.value}: a group of fewer than 2 completions has no advantage to compute; {label} stops with "
-                "'num_generations must be greater than 1 for GRPO'",
+                f"num_generations {n.value}: a group of fewer than 2 completions has no advantage to compute",
+                note=f"{label} stops with 'num_generations must be greater than 1 for GRPO'",
             )
         return
     generation = integer(plan, "generation_batch_size")
@@ -610,9 +618,10 @@ def generation_batch(plan, context):
     valid = [d for d in range(2, size + 1) if size % d == 0][:8]
     yield Finding(
         n.span or plan.span,
-        f"the generation batch ({how} = {size}) is not a multiple of num_generations {n.value}: {label} stops with "
-        f"'generation_batch_size ({size}) must be {'evenly ' if trainer == 'swift' else ''}divisible by num_generations ({n.value})'"
-        + (f"; num_generations could be {', '.join(map(str, valid))}" if valid else ""),
+        f"the generation batch {size} is not a multiple of num_generations {n.value}",
+        note=f"{how} = {size}; {label} stops with 'generation_batch_size ({size}) must be "
+        f"{'evenly ' if trainer == 'swift' else ''}divisible by num_generations ({n.value})'",
+        help=f"num_generations could be {', '.join(map(str, valid))}" if valid else None,
         related=related,
         severity=_assumed(plan) if trainer != "megatron" and not isinstance(generation.value, int) else None,
     )
@@ -627,7 +636,12 @@ def _trl_generation_batch(plan, context, trl, n):
     start = plan.origin.path if plan.origin is not None else None
     versions = candidates("trl", start, context.settings, plan.program)
     assumed = None if trl.established else Severity.WARNING
-    program_note = [] if trl.established else [Related(trl.evidence)]
+
+    def noted(note: str, verdict) -> str:
+        """The note, the versions it fails in, and the assumption about the program."""
+        note = verdict.qualify(note)
+        return note if trl.established else f"{note}; {trl.evidence}"
+
     if n.value < 2:
         verdict = versions.judge(lambda v: generation_of(trl.kind, v, 1, 1, 1, None, None, n.value).applies)
         if verdict.anywhere:
@@ -636,9 +650,9 @@ def _trl_generation_batch(plan, context, trl, n):
                 if compare(verdict.failing[-1], "0.17.0") >= 0 else generation_of(trl.kind, verdict.failing[-1], 1, 1, 1, None, None, n.value).quoted
             yield Finding(
                 n.span or plan.span,
-                verdict.qualify(f"num_generations {n.value}: a group of fewer than 2 completions has no advantage to compute; "
-                                f"{label} stops with '{quoted}'"),
-                related=[*program_note, Related(versions.describe())],
+                f"num_generations {n.value}: a group of fewer than 2 completions has no advantage to compute",
+                note=noted(f"{label} stops with '{quoted}'", verdict),
+                related=[Related(versions.describe())],
                 severity=_least(assumed, verdict.severity()),
             )
         return
@@ -664,7 +678,7 @@ def _trl_generation_batch(plan, context, trl, n):
         return found.size % n.value != 0
 
     verdict = versions.judge(fails)
-    related = [*program_note, n.related("num_generations"), _world_related(plan), bs.related("per_device_train_batch_size")]
+    related = [n.related("num_generations"), _world_related(plan), bs.related("per_device_train_batch_size")]
     if given.given:
         related.append(given.related("generation_batch_size"))
     elif steps.given:
@@ -677,9 +691,9 @@ def _trl_generation_batch(plan, context, trl, n):
         valid = [d for d in range(2, shown.size + 1) if shown.size % d == 0][:8]
         yield Finding(
             n.span or plan.span,
-            verdict.qualify(f"the generation batch ({shown.how} = {shown.size}) is not a multiple of num_generations {n.value}: "
-                            f"{label} stops with '{shown.quoted}'"
-                            + (f"; num_generations could be {', '.join(map(str, valid))}" if valid else "")),
+            f"the generation batch {shown.size} is not a multiple of num_generations {n.value}",
+            note=noted(f"{shown.how} = {shown.size}; {label} stops with '{shown.quoted}'", verdict),
+            help=f"num_generations could be {', '.join(map(str, valid))}" if valid else None,
             related=related,
             severity=_least(assumed, _assumed(plan), verdict.severity()),
         )
@@ -689,10 +703,10 @@ def _trl_generation_batch(plan, context, trl, n):
         if whole.anywhere:
             yield Finding(
                 given.span or plan.span,
-                whole.qualify(f"generation_batch_size {given.value} is not a multiple of the global batch ({world} processes × per-device "
-                              f"batch {bs.value} = {step}): {label} stops with 'generation_batch_size ({given.value}) must be divisible "
-                              f"by the global batch size ({step})'"),
-                related=[*program_note, given.related("generation_batch_size"), _world_related(plan), bs.related("per_device_train_batch_size")],
+                f"generation_batch_size {given.value} is not a multiple of the global batch {step}",
+                note=noted(f"{world} processes × per-device batch {bs.value} = {step}; {label} stops with 'generation_batch_size "
+                           f"({given.value}) must be divisible by the global batch size ({step})'", whole),
+                related=[given.related("generation_batch_size"), _world_related(plan), bs.related("per_device_train_batch_size")],
                 severity=_least(assumed, _assumed(plan), whole.severity()),
             )
     strategy = plan.arg("eval_strategy", "evaluation_strategy")
@@ -708,8 +722,9 @@ def _trl_generation_batch(plan, context, trl, n):
     if checked.anywhere:
         yield Finding(
             eval_bs.span or strategy.span or plan.span,
-            checked.qualify(f"the eval batch ({world} processes × per_device_eval_batch_size {eval_bs.value} = {size}) is not a multiple of "
-                            f"num_generations {groups.value}: with {written(strategy)} {label} stops at start-up"),
-            related=[*program_note, groups.related("num_generations"), eval_bs.related("per_device_eval_batch_size"), _world_related(plan)],
+            f"the eval batch {size} is not a multiple of num_generations {groups.value}",
+            note=noted(f"{world} processes × per_device_eval_batch_size {eval_bs.value} = {size}; with {written(strategy)} {label} "
+                       "stops at start-up", checked),
+            related=[groups.related("num_generations"), eval_bs.related("per_device_eval_batch_size"), _world_related(plan)],
             severity=_least(assumed, _assumed(plan), checked.severity()),
         )

@@ -101,19 +101,22 @@ def precision_conflict(plan, context):
             first, second = sorted((fp16, bf16), key=lambda v: (v.span.path, v.span.start) if v.span else ("", 0))
             yield Finding(
                 second.span or plan.span,
-                f"{second.text} together with {first.text}: both fp16 and bf16 are enabled and {message}",
+                f"{second.text} together with {first.text}: both fp16 and bf16 are enabled",
                 related=[Related(first.describe(), first.span)],
+                note=message,
             )
         else:
             dtype_arg = derived.arg
             want = LONG[given.dtype]
             fix = Fix.unsafe(f"Set torch_dtype to {want}", Edit.replace(dtype_arg.span, want)) if dtype_arg.span is not None else None
+            off = f"--{derived.dtype} false" if given.arg.origin.startswith("-") else f"{derived.dtype}: false"
             yield Finding(
                 given.span or plan.span,
-                f"{given.text} with {written(dtype_arg)}: {SWIFT_DERIVATION}, so {derived.dtype} is enabled too and {message}; "
-                f"set torch_dtype to {want}, or add {f'--{derived.dtype} false' if given.arg.origin.startswith('-') else f'{derived.dtype}: false'}",
+                f"{given.text} with {written(dtype_arg)} turns on both fp16 and bf16",
                 related=[Related(f"{written(dtype_arg)} ({where(dtype_arg.span)}) implies {derived.dtype}", dtype_arg.span)],
                 fix=fix,
+                note=f"{SWIFT_DERIVATION}, so {derived.dtype} is enabled too, and {message}",
+                help=f"set torch_dtype to {want}, or add {off}" if fix is None else f"or add {off}",
             )
         return
     if plan.consumer in ("swift", "megatron") and fp16 is not None and fp16.kind == "flag" and precision.bf16.value is None and precision.weights is None and complete(plan):
@@ -122,10 +125,12 @@ def precision_conflict(plan, context):
         if family is not None:
             yield Finding(
                 fp16.span or plan.span,
-                f"{fp16.text} without --torch_dtype: ms-swift takes torch_dtype from {model.value}'s config.json, bfloat16 for {family}, "
-                f"and derives bf16=True from it, so both fp16 and bf16 are enabled and {message}; add --bf16 false (or train in bf16)",
+                f"{fp16.text} without --torch_dtype turns on both fp16 and bf16 for {model.value}",
                 related=[Related(f"model {model.value} ({where(model.span)})", model.span)],
                 severity=Severity.WARNING,
+                note=f"ms-swift takes torch_dtype from {model.value}'s config.json, bfloat16 for {family}, and derives bf16=True "
+                f"from it, and {message}",
+                help="add --bf16 false (or train in bf16)",
             )
     if plan.consumer == "accelerate" and precision.accelerate is not None and precision.ds_config is not None:
         acc = precision.accelerate
@@ -141,8 +146,9 @@ def precision_conflict(plan, context):
                 return  # DS309: mixed_precision is not allowed next to deepspeed_config_file at all
         yield Finding(
             acc.span or plan.span,
-            f"{acc.text} while the DeepSpeed config enables {other}: accelerate raises '`--mixed_precision` arg cannot be set to "
-            f"`{acc.dtype}` when `{other}` is set in the DeepSpeed config file.' (accelerate utils/dataclasses.py:1436-1441)",
+            f"{acc.text} while the DeepSpeed config enables {other}",
+            note=f"accelerate raises '`--mixed_precision` arg cannot be set to `{acc.dtype}` when `{other}` is set in the DeepSpeed "
+            "config file.' (accelerate utils/dataclasses.py:1436-1441)",
             related=[Related(f"{other}.enabled: {ds.show(node)} ({where(node.span)})", node.span if not node.span.virtual else None)],
         )
 
@@ -211,7 +217,9 @@ def weights_dtype_mismatch(plan, context):
         fix = Fix.unsafe(f"Load the weights in {LONG[train.dtype]}", Edit.replace(weights.arg.span, LONG[train.dtype]))
     yield Finding(
         weights.span or plan.span,
-        f"weights loaded as {LONG[weights.dtype]} ({weights.text}) are trained in {train.dtype} ({train.text}): {cost}; {advice}",
+        f"weights loaded as {LONG[weights.dtype]} ({weights.text}) are trained in {train.dtype} ({train.text})",
+        note=cost,
+        help=None if fix is not None else advice,
         related=[Related(f"training precision: {train.describe()}", train.span if train.span is None or not train.span.virtual else None)],
         fix=fix,
     )
@@ -258,7 +266,8 @@ def swift_torch_dtype(plan, context):
         return
     value = arg.value
     if not isinstance(value, str):
-        yield Finding(arg.span or plan.span, f"torch_dtype {value!r} is not one of {', '.join(SWIFT_DTYPES)}: ms-swift's argument parser rejects it")
+        yield Finding(arg.span or plan.span, f"torch_dtype {value!r} is not one of {', '.join(SWIFT_DTYPES)}",
+                      note="ms-swift's argument parser rejects it")
         return
     text = value.strip()
     if text not in SWIFT_DTYPES:
@@ -266,20 +275,21 @@ def swift_torch_dtype(plan, context):
         fix = None
         if canonical is not None and arg.span is not None:
             fix = Fix.safe(f"Write {LONG[canonical]}", Edit.replace(arg.span, LONG[canonical]))
-        hint = f"; write {LONG[canonical]}" if canonical else ("; leave it out to use the model's config.json" if text.lower() == "auto" else "")
         yield Finding(
             arg.span or plan.span,
-            f"torch_dtype '{text}' is not one of {', '.join(SWIFT_DTYPES)}: ms-swift's argument parser stops with "
-            f"\"invalid choice: '{text}'\"{hint}",
+            f"torch_dtype '{text}' is not one of {', '.join(SWIFT_DTYPES)}",
             fix=fix,
+            note=f"ms-swift's argument parser stops with \"invalid choice: '{text}'\"",
+            help="leave it out to use the model's config.json" if fix is None and text.lower() == "auto" else None,
         )
         return
     precision = Precision(plan)
     if text == "float32" and precision.training and precision.fp16.arg is None and precision.bf16.value is not True and complete(plan):
         yield Finding(
             arg.span or plan.span,
-            f"{written(arg)} without --fp16: {SWIFT_DERIVATION}, so this run trains with fp16 mixed precision, not in fp32; "
-            "add --fp16 false to train in fp32",
+            f"{written(arg)} without --fp16 trains with fp16 mixed precision, not in fp32",
+            note=SWIFT_DERIVATION,
+            help="add --fp16 false to train in fp32",
             severity=Severity.WARNING,
         )
 
@@ -310,7 +320,7 @@ def fp16_on_bf16_model(plan, context):
     ## Fix safety
     Switches the fp16 source to bf16 (and ms-swift's `--torch_dtype` to bfloat16). Safe when the
     `hardware` setting names bf16-capable hardware, unsafe when the hardware is unknown, and not
-    offered on hardware without bf16 (V100, T4, Ascend 910A), where the message suggests fp32.
+    offered on hardware without bf16 (V100, T4, Ascend 910A), where the finding's help suggests fp32.
     """
     precision = Precision(plan)
     if not precision.training or precision.training_dtype() != "fp16":
@@ -335,11 +345,12 @@ def fp16_on_bf16_model(plan, context):
             fix = make("Train in bf16", *edits)
     yield Finding(
         vote.span if vote.span is not None and not vote.span.virtual else plan.span,
-        f"fp16 training ({vote.text}) of {model.value}, pretrained in bf16 ({family} family): activations beyond float16's ±65504 "
-        "overflow, the loss scaler collapses ('Current loss scale already at minimum - cannot decrease scale anymore') or the loss "
-        f"turns NaN; {advice}",
+        f"fp16 training of {model.value}, pretrained in bf16 ({family} family)",
         related=related,
         fix=fix,
+        note=f"fp16 from {vote.text}: activations beyond float16's ±65504 overflow, the loss scaler collapses ('Current loss "
+        "scale already at minimum - cannot decrease scale anymore') or the loss turns NaN",
+        help=None if fix is not None else advice,
     )
 
 
@@ -412,7 +423,9 @@ def precision_unsupported_hardware(plan, context):
                           "recent PyTorch emulates bf16 many times slower and sm80 kernels such as FlashAttention-2 fail")
             yield Finding(
                 vote.span or plan.span,
-                f"bf16 ({vote.text}) on {NO_BF16[hw.name]}: {effect}; use fp16",
+                f"bf16 ({vote.text}) on {NO_BF16[hw.name]}",
+                note=effect,
+                help="use fp16",
                 related=[Related(f"hardware {hw.name} ({hw.origin})", hw.span)],
             )
             break
@@ -429,8 +442,9 @@ def precision_unsupported_hardware(plan, context):
             return
         yield Finding(
             tf32.span or plan.span,
-            f"{written(tf32.arg)} on {where_}: transformers stops with '--tf32 requires Ampere or a newer GPU arch, cuda>=11 and torch>=1.7' "
-            "(training_args.py:1677-1682); remove it",
+            f"{written(tf32.arg)} on {where_}",
+            note="transformers stops with '--tf32 requires Ampere or a newer GPU arch, cuda>=11 and torch>=1.7' (training_args.py:1677-1682)",
+            help="remove it",
             related=related,
         )
 
@@ -488,9 +502,9 @@ def deepspeed_precision_section(plan, context):
             zero3 = " and ZeRO-3's zero.Init materialises the weights in float32" if ds.zero_stage(config) == 3 else ""
             yield Finding(
                 ds.opening(config),
-                f"{vote.text} but {plan.deepspeed.document.path} has no \"{name}\" section: transformers fixes its DeepSpeed dtype to "
-                f"float32 before accelerate adds the section, so the Trainer casts floating-point inputs to float32{zero3}; "
-                f"add \"{name}\": {{\"enabled\": \"auto\"}}",
+                f"{vote.text} but {plan.deepspeed.document.path} has no \"{name}\" section",
+                note="transformers fixes its DeepSpeed dtype to float32 before accelerate adds the section, so the Trainer casts "
+                f"floating-point inputs to float32{zero3}",
                 related=[Related(vote.describe(), vote.span), Related("DeepSpeed config named here", plan.deepspeed.span)],
                 fix=Fix.safe(f'Add "{name}": {{"enabled": "auto"}}', ds.insert_json_entry(config, name, '{"enabled": "auto"}')),
             )
@@ -506,8 +520,8 @@ def deepspeed_precision_section(plan, context):
         return
     yield Finding(
         entry.value.span,
-        f"{acc.dtype}.enabled is {ds.show(entry.value)} while accelerate runs {acc.text}: accelerate fills only \"auto\" and keeps this "
-        "false, so DeepSpeed trains in fp32",
+        f"{acc.dtype}.enabled is {ds.show(entry.value)} while accelerate runs {acc.text}",
+        note='accelerate fills only "auto" and keeps this false, so DeepSpeed trains in fp32',
         related=[Related(acc.describe(), acc.span)],
         fix=Fix.safe('Set it to "auto"', Edit.replace(entry.value.span, '"auto"')),
     )

@@ -20,20 +20,19 @@ def _traps(document, name: str):
     return [trap for trap in script.continuation_traps if trap.code_name == name]
 
 
-def _blank_line_message(trap) -> str:
-    base = "blank line after a line ending in `\\`: the command ends at the blank line"
+def _blank_line_note(trap) -> str:
+    """What the blank line does to the command: the headline says where it ends."""
     if trap.lost_env:
-        return base + "; the `VAR=value \\` lines before it only set shell variables, and the command after the blank line runs without them in its environment"
+        return "the `VAR=value \\` lines before it only set shell variables, and the command after the blank line runs without them in its environment"
     if trap.orphans:
-        return base + f"; `{trap.orphans[:40]}` and the lines after it run as a separate command, not as arguments"
-    return base + "; nothing is lost here, but the trailing `\\` is misleading"
+        return f"`{trap.orphans[:40]}` and the lines after it run as a separate command, not as arguments"
+    return "nothing is lost here, but the trailing `\\` is misleading"
 
 
-def _comment_message(trap) -> str:
-    base = "comment line inside a `\\`-continued command: bash ends the command at the comment"
+def _comment_note(trap) -> str:
     if trap.orphans:
-        return base + f", and `{trap.orphans[:40]}` and the lines after it run as a separate command"
-    return base + "; nothing after it belonged to the command, but the `\\` before it is misleading"
+        return f"`{trap.orphans[:40]}` and the lines after it run as a separate command"
+    return "nothing after it belonged to the command, but the `\\` before it is misleading"
 
 
 def _them(names) -> str:
@@ -101,7 +100,8 @@ def blank_line_after_continuation(document, context):
             fix = Fix.safe("Remove the trailing `\\` (bash ends the command here already)", _trailing_backslash(source, line - 1))
         else:
             fix = Fix.unsafe("Delete the blank line", _whole_line(source, line))
-        yield Finding(trap.span, _blank_line_message(trap), fix=fix, severity=Severity.WARNING if harmless else None)
+        yield Finding(trap.span, "blank line after a line ending in `\\`: the command ends at the blank line", fix=fix,
+                      severity=Severity.WARNING if harmless else None, note=_blank_line_note(trap))
 
 
 _RESERVED = frozenset({"if", "then", "else", "elif", "fi", "for", "while", "until", "do", "done", "case", "esac", "function", "select",
@@ -162,7 +162,8 @@ def comment_in_continuation(document, context):
         harmless = trap.harmless
         yield Finding(
             trap.span,
-            _comment_message(trap),
+            "comment line inside a `\\`-continued command: bash ends the command at the comment",
+            note=_comment_note(trap),
             fix=None if harmless else Fix.unsafe("Delete the comment line", _whole_line(trap.span.source, line)),
             severity=Severity.WARNING if harmless else None,
         )
@@ -195,11 +196,9 @@ def space_after_backslash(document, context):
         if stripped.endswith("\\"):
             start = source.line_start(line) + len(stripped)
             fix = Fix.unsafe("Remove the whitespace after the backslash", Edit(source, start, source.line_end(line), ""))
-        message = (
-            "whitespace after the `\\` at the end of this line: bash reads `\\ ` as an escaped space, not a line "
-            "continuation, so the command ends here and the next line runs as a separate command"
-        )
-        yield Finding(trap.span, message, fix=fix)
+        yield Finding(trap.span, "whitespace after the `\\` at the end of this line", fix=fix,
+                      note="bash reads `\\ ` as an escaped space, not a line continuation, so the command ends here and the next "
+                      "line runs as a separate command")
 
 
 @rule("DS604", "crlf-line-endings", severity="error", kinds=(SCRIPT,))
@@ -224,8 +223,10 @@ def crlf_line_endings(document, context):
     for trap in _traps(document, "crlf-line-endings"):
         yield Finding(
             trap.span,
-            "the file has Windows (CRLF) line endings: bash keeps the carriage return as part of each line, so a `\\` at "
-            "the end of a line does not continue the command and every value ends in `\\r`; convert the file to LF line endings",
+            "the file has Windows (CRLF) line endings",
+            note="bash keeps the carriage return as part of each line, so a `\\` at the end of a line does not continue the command "
+            "and every value ends in `\\r`",
+            help="convert the file to LF line endings",
         )
 
 
@@ -259,11 +260,8 @@ def trailing_backslash_at_eof(document, context):
             keep = stripped[:-1].rstrip(" \t")
             start = source.line_start(line) + len(keep)
             fix = Fix.safe("Remove the trailing backslash", Edit(source, start, source.line_end(line), ""))
-        message = (
-            "the last command ends with a line continuation `\\` and nothing follows it; bash accepts this, but a line "
-            "added at the end later silently becomes part of the command"
-        )
-        yield Finding(trap.span, message, fix=fix)
+        yield Finding(trap.span, "the last command ends with a line continuation `\\` and nothing follows it", fix=fix,
+                      note="bash accepts this, but a line added at the end later silently becomes part of the command")
 
 
 @rule("DS606", "env-after-command", severity="error", kinds=(SCRIPT,))
@@ -291,8 +289,9 @@ def env_after_command(document, context):
     for trap in _traps(document, "env-after-command"):
         yield Finding(
             trap.span,
-            f"`{trap.word}` comes after the command name, so bash passes it to `{trap.command}` as an argument instead of "
-            f"setting {trap.names[0]} in its environment; put it before the command",
+            f"`{trap.word}` after the command name is an argument of `{trap.command}`, not its environment",
+            note=f"bash passes it to `{trap.command}` as an argument instead of setting {trap.names[0]} in its environment",
+            help="put it before the command",
         )
 
 
@@ -333,13 +332,11 @@ def env_not_exported(document, context):
             fix = Fix.unsafe("Export the variable", Edit(source, source.line_start(line), source.line_start(line), "export "))
         names = ", ".join(f"`{name}`" for name in trap.names)
         verb = "is a shell variable" if len(trap.names) == 1 else "are shell variables"
-        hint = " (the line ends without the `\\` that would continue it into the command)" if trap.continued else ""
+        hint = "the line ends without the `\\` that would continue it into the command, so " if trap.continued else ""
         it = _them(trap.names)
-        message = (
-            f"{names} {verb} here, not exported{hint}, so `{trap.command}` on line {trap.command_line} does not get {it} "
-            f"in its environment (unless the caller already exported {it}); use `export`, or put the assignment in front of the command"
-        )
-        yield Finding(trap.span, message, fix=fix)
+        yield Finding(trap.span, f"{names} {verb} here, not exported to `{trap.command}` on line {trap.command_line}", fix=fix,
+                      note=f"{hint}`{trap.command}` does not get {it} in its environment (unless the caller already exported {it})",
+                      help=None if fix else "use `export`, or put the assignment in front of the command")
 
 
 @rule("DS608", "shell-runtime-error", severity="error", kinds=(SCRIPT,))
@@ -381,4 +378,4 @@ def shell_runtime_error(document, context):
     if script is None:
         return
     for failure in script.runtime_failures:
-        yield Finding(failure.span, failure.message)
+        yield Finding(failure.span, failure.message, note=failure.note)

@@ -48,9 +48,10 @@ def unused_suppression(file: FileSuppressions, context):
             continue
         where = _where(file.document, comment)
         phrases = [
-            f"'{code.text}' is not a rule code or name (see `dslint rules`)" if code.status == UNKNOWN else f"{_label(code.text)} suppresses nothing {where}"
+            f"'{code.text}' is not a rule code or name" if code.status == UNKNOWN else f"{_label(code.text)} suppresses nothing {where}"
             for code in unused
         ]
+        help = "`dslint rules` lists the codes and names" if any(code.status == UNKNOWN for code in unused) else None
         kept = [code for code in comment.codes if code not in unused]
         if not kept:
             edit = _remove_comment(file.document, comment)
@@ -58,6 +59,7 @@ def unused_suppression(file: FileSuppressions, context):
                 comment.span,
                 f"unused suppression comment: {'; '.join(phrases)}",
                 fix=Fix.safe("Remove the unused suppression comment", edit) if edit else None,
+                help=help,
             )
             continue
         separator = ", " if ", " in comment.codes_span.text else ","
@@ -67,6 +69,7 @@ def unused_suppression(file: FileSuppressions, context):
             unused[0].span,
             f"unused code{'s' if len(unused) > 1 else ''} in suppression comment: {'; '.join(phrases)}",
             fix=Fix.safe(f"Remove {names} from the suppression comment", edit),
+            help=help,
         )
 
 

@@ -87,7 +87,8 @@ def trainer_scheduler_ignored(use, context):
         fix = Fix.unsafe(f"Remove the DeepSpeed scheduler block so {name} applies", remove_json_entry(use.config, scheduler))
     yield Finding(
         scheduler.key_span,
-        f"the DeepSpeed scheduler {kind} wins: the HF Trainer silently ignores {name} {value} (it passes a DummyScheduler)",
+        f"the HF Trainer silently ignores {name} {value}: the DeepSpeed scheduler {kind} wins",
+        note="the Trainer passes a DummyScheduler to DeepSpeed, which builds its own",
         related=[r for r in [related] if r is not None] + launch_related(use),
         fix=fix,
     )
@@ -164,7 +165,8 @@ def trainer_optimizer_ignored(use, context):
             shown = f"--{name}" if name == "adafactor" else f"{name} {value}"
             yield Finding(
                 optimizer.key_span,
-                f"the DeepSpeed optimizer {kind} wins: the HF Trainer silently ignores {shown} (it passes a DummyOptim)",
+                f"the HF Trainer silently ignores {shown}: the DeepSpeed optimizer {kind} wins",
+                note="the Trainer passes a DummyOptim to DeepSpeed, which builds its own",
                 related=[r for r in [related] if r is not None] + launch_related(use),
             )
             break
@@ -180,8 +182,8 @@ def trainer_optimizer_ignored(use, context):
     if verdict.anywhere and verdict.everywhere:
         yield Finding(
             use.reference,
-            f"{passed.path}:{passed.line} passes optimizers= to the Trainer and this launch uses DeepSpeed: {verdict.where()} stops "
-            "with 'RuntimeError: Passing `optimizers` is not allowed if Deepspeed or PyTorch FSDP is enabled'",
+            f"{passed.path}:{passed.line} passes optimizers= to the Trainer under DeepSpeed",
+            note=f"{verdict.where()} stops with 'RuntimeError: Passing `optimizers` is not allowed if Deepspeed or PyTorch FSDP is enabled'",
             related=related, severity=Severity.ERROR,
         )
         return
@@ -189,8 +191,8 @@ def trainer_optimizer_ignored(use, context):
         if verdict.anywhere else ""
     yield Finding(
         use.reference,
-        f"{passed.path}:{passed.line} passes optimizers= to the Trainer, but under DeepSpeed the Trainer drops it "
-        f"(deepspeed_init sets trainer.optimizer = None) and builds {'the config' if optimizer is not None else 'its own'} optimizer{older}",
+        f"{passed.path}:{passed.line} passes optimizers= to the Trainer, which drops it under DeepSpeed",
+        note=f"deepspeed_init sets trainer.optimizer = None and builds {'the config' if optimizer is not None else 'its own'} optimizer{older}",
         related=related,
     )
 
@@ -295,8 +297,8 @@ def accelerate_training_mismatch(plan, context):
             fix = Fix.unsafe(f"Write the Trainer's {name} ({mine}) into the accelerate config", replace_value(node, mine))
         yield Finding(
             span or plan.span,
-            f"accelerate writes {key} {value} into the DeepSpeed config, the Trainer's {name} is {mine}: "
-            f"it stops with 'ds {key}={theirs} vs hf {name}={mine}'",
+            f"accelerate's {key} {value} differs from the Trainer's {name} {mine}",
+            note=f"accelerate writes it into the DeepSpeed config, and the Trainer stops with 'ds {key}={theirs} vs hf {name}={mine}'",
             related=[r for r in [mine_rel] if r is not None] + [Related(f"set by {where}")],
             fix=fix,
         )
@@ -321,14 +323,16 @@ def accelerate_training_mismatch(plan, context):
             return  # --bf16_full_eval matches the enabled section
         yield Finding(
             span or plan.span,
-            f"mixed_precision {precision} turns DeepSpeed {section_name} on but the training arguments leave it off: the Trainer "
-            f"stops with 'ds {section_name}.enabled=True vs hf {section_name}|{section_name}_full_eval=False'; pass --{section_name}",
+            f"mixed_precision {precision} turns DeepSpeed {section_name} on but the training arguments leave it off",
+            note=f"the Trainer stops with 'ds {section_name}.enabled=True vs hf {section_name}|{section_name}_full_eval=False'",
+            help=f"pass --{section_name}",
             related=[r for r in [flags[section_name][2]] if r is not None] + [Related(f"set by {where}")],
         )
     elif chosen != section_name:
         yield Finding(
             span or plan.span,
-            f"--{chosen} wins over accelerate's mixed_precision {precision}: the run trains in {chosen} and this value is unused",
+            f"--{chosen} wins over accelerate's mixed_precision {precision}",
+            note=f"the run trains in {chosen} and this value is unused",
             related=[r for r in [flags[chosen][2]] if r is not None] + [Related(f"set by {where}")],
             severity=Severity.WARNING,
         )

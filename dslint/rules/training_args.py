@@ -344,21 +344,22 @@ def unknown_training_argument(plan, context):
             effect = f"the program's parsers do not accept it ({ctx.parsers_text()})"
         else:
             effect = "HfArgumentParser does not accept it (parse_dict/parse_args raise on unused keys)"
-        message = f"{flag} is not an argument of {verdict.where()}: {effect}"
-        if own_verdict:
-            message = f"{flag} is not an argument of {plan.program.program}: {effect}"
+        message = f"{flag} is not an argument of {plan.program.program if own_verdict else verdict.where()}"
+        note = effect
         if having:
-            message += f" (it exists in {label} {', '.join(g.version for g in having)})"
-        if target:
-            message += f"; did you mean {'--' if flag.startswith('--') else ''}{target}?" + (f" ({why})" if why else "")
-        message += f" [{ctx.in_use.candidates.why()}]"
+            note += f"; it exists in {label} {', '.join(g.version for g in having)}"
         edit = _rename_edit(arg, target) if target and verdict.everywhere else None
-        fix = None
+        fix = help = None
         if edit is not None:
             safe = life is not None and target == life.renamed_to and verdict.pinned
             fix = (Fix.safe if safe else Fix.unsafe)(f"Rename {name} to {target}", edit)
+            if why:
+                note += f"; {why}"
+        elif target:
+            help = f"did you mean {'--' if flag.startswith('--') else ''}{target}?" + (f" ({why})" if why else "")
+        # The related version line says what the version was judged on (``nothing pins transformers``).
         yield Finding(arg.name_span or arg.span or plan.span, message, related=[ctx.version_related()], fix=fix,
-                      severity=verdict.severity(unpinned=Severity.WARNING))
+                      severity=verdict.severity(unpinned=Severity.WARNING), note=note, help=help)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -461,8 +462,8 @@ def training_value_type(plan, context):
                     severity = verdict.severity()
                 yield Finding(
                     node.span,
-                    f"{name}: {raw} is the string '{raw}' in YAML 1.1 (PyYAML needs a dot: {fixed}); {who}, "
-                    "and the optimizer or comparison fails with TypeError",
+                    f"{name}: {raw} is the string '{raw}' in YAML 1.1",
+                    note=f"PyYAML needs a dot ({fixed}); {who}, and the optimizer or comparison fails with TypeError",
                     fix=Fix.safe(f"Write {fixed}", Edit.replace(node.span, fixed), any_reader=True),
                     severity=severity,
                 )
@@ -484,8 +485,8 @@ def training_value_type(plan, context):
             elif reader == "tokens" and not isinstance(value, (list, dict)):
                 ok, _ = _cli_convert(prop, str(value))
                 if not ok:
-                    yield Finding(node.span, f"{name}: ms-swift passes {_shown(str(value))} to argparse, which rejects it: "
-                                  f"invalid {prop.get('x-dslint-cli-type')} value")
+                    yield Finding(node.span, f"{name}: {_shown(str(value))} is not a valid {prop.get('x-dslint-cli-type')} value",
+                                  note="ms-swift passes it to argparse, which rejects it")
             continue
         # a command-line token
         if arg.value is True or arg.value is None or arg.span is None or arg.assumed:
@@ -498,8 +499,8 @@ def training_value_type(plan, context):
             if not ok:
                 defined = prop.get("x-dslint-defined-at")
                 who = f"{plan.program.program} ({defined})" if defined else ctx.label()
-                yield Finding(arg.span, f"--{name} {token}: argparse rejects it (invalid {prop.get('x-dslint-cli-type')} value); "
-                              f"{who} expects {prop.get('x-dslint-python-type', '?')}",
+                yield Finding(arg.span, f"--{name} {token}: argparse rejects it (invalid {prop.get('x-dslint-cli-type')} value)",
+                              note=f"{who} expects {prop.get('x-dslint-python-type', '?')}",
                               related=[] if defined else [ctx.version_related()])
                 break
 
@@ -574,13 +575,13 @@ def yaml11_scalar_trap(plan, context):
                 if raw.lower() in [str(c).lower() for c in valid] or raw in valid:
                     yield Finding(
                         node.span,
-                        f"{name}: {raw} is the boolean {node.value} in YAML 1.1, not the choice '{raw.lower()}'; "
-                        f"{ctx.label()} rejects it (valid: {', '.join(map(str, valid))})",
+                        f"{name}: {raw} is the boolean {node.value} in YAML 1.1, not the choice '{raw.lower()}'",
+                        note=f"{ctx.label()} rejects it (valid: {', '.join(map(str, valid))})",
                         fix=Fix.safe(f'Quote it: "{raw.lower()}"', Edit.replace(node.span, f'"{raw.lower()}"')),
                     )
                 else:  # no fix: quoted, the word is still not a choice (DS705); which choice was meant is the author's call
-                    yield Finding(node.span, f"{name}: {raw} is the boolean {node.value} in YAML 1.1; {ctx.label()} "
-                                  f"expects one of {', '.join(map(str, valid))}")
+                    yield Finding(node.span, f"{name}: {raw} is the boolean {node.value} in YAML 1.1, not a choice",
+                                  note=f"{ctx.label()} expects one of {', '.join(map(str, valid))}")
             elif "string" in kinds:
                 yield Finding(node.span, f"{name}: {raw} is the boolean {node.value} in YAML 1.1, not the string '{raw}'",
                               fix=Fix.safe(f'Quote it: "{raw}"', Edit.replace(node.span, f'"{raw}"')),
@@ -644,8 +645,8 @@ def list_as_comma_string(plan, context):
         elif node is None and arg.span is not None and arg.span.text == value:
             fix = Fix.unsafe("Pass each value as its own token", Edit.replace(arg.span, " ".join(parts)))
         yield Finding((node.span if node is not None else arg.span) or plan.span,
-                      f"{name} takes several values (nargs='+'), but '{value}' is one token: ms-swift reads it as the "
-                      f"single item '{value}'", fix=fix)
+                      f"{name} takes several values (nargs='+'), but '{value}' is one token", fix=fix,
+                      note=f"ms-swift reads it as the single item '{value}'")
 
 
 @rule("DS705", "invalid-training-choice", severity="error", target="launch", fixable=True, consumers=("hf", "swift", "llamafactory", "megatron"))
@@ -726,13 +727,12 @@ def invalid_training_choice(plan, context):
             fix = (Fix.safe if lowered else Fix.unsafe)(f"Use {close[0]}", Edit.replace(span, text))
         shown = [str(c) for c in (close or [])] + [str(c) for c in valid if str(c) not in (close or [])]
         listed = ", ".join(shown[:12]) + (f", … ({len(shown) - 12} more)" if len(shown) > 12 else "")
-        message = f"{name}: {_shown(value)} is not a valid choice for {verdict.where()} (valid: {listed})"
+        note = f"valid: {listed}"
         if elsewhere:
-            message += f"; {PACKAGE_LABEL.get(use.package, use.package)} {', '.join(elsewhere)} accepts it"
-        message += f" [{use.candidates.why()}]"
+            note += f"; {PACKAGE_LABEL.get(use.package, use.package)} {', '.join(elsewhere)} accepts it"
         unpinned = None if lowered_any or same_everywhere else Severity.WARNING
-        yield Finding(span or plan.span, message, related=[Related(use.describe())], fix=fix,
-                      severity=verdict.severity(unpinned=unpinned))
+        yield Finding(span or plan.span, f"{name}: {_shown(value)} is not a valid choice for {verdict.where()}",
+                      related=[Related(use.describe())], fix=fix, severity=verdict.severity(unpinned=unpinned), note=note)
 
 
 def _rejects(space: ArgSpace, name: str, value) -> bool:
@@ -819,7 +819,7 @@ def fsdp_with_deepspeed(plan, context):
         return
     who = "ms-swift raises 'FSDP2 is not compatible with DeepSpeed.'" if plan.consumer == "swift" else \
         "the Trainer raises 'Using --fsdp xxx together with --deepspeed is not possible, deactivate one of those flags.'"
-    yield Finding(fsdp.name_span or fsdp.span or plan.span, f"fsdp together with deepspeed: {who}",
+    yield Finding(fsdp.name_span or fsdp.span or plan.span, "fsdp together with deepspeed", note=who,
                   related=[_arg_related(ds)])
 
 
@@ -883,8 +883,8 @@ def load_best_strategy_mismatch(plan, context):
     if str(evals) != str(save):
         yield Finding(best.name_span or best.span or plan.span,
                       f"load_best_model_at_end with eval_strategy {evals!s} and save_strategy {save!s}"
-                      f"{' (defaults)' if not related else ''}: TrainingArguments raises '--load_best_model_at_end requires the save "
-                      "and eval strategy to match'", related=related + [ctx.version_related()])
+                      f"{' (defaults)' if not related else ''}", related=related + [ctx.version_related()],
+                      note="TrainingArguments raises '--load_best_model_at_end requires the save and eval strategy to match'")
         return
     if str(evals) != "steps":
         return
@@ -901,8 +901,8 @@ def load_best_strategy_mismatch(plan, context):
     if s >= 1 and e >= 1 and s % e:
         related = [_arg_related(a) for a in (ss_arg, es_arg) if a is not None]
         yield Finding(best.name_span or best.span or plan.span,
-                      f"load_best_model_at_end with save_steps {save_steps} not a multiple of eval_steps {eval_steps}: "
-                      "TrainingArguments raises 'requires the saving steps to be a round multiple of the evaluation steps'",
+                      f"load_best_model_at_end with save_steps {save_steps} not a multiple of eval_steps {eval_steps}",
+                      note="TrainingArguments raises 'requires the saving steps to be a round multiple of the evaluation steps'",
                       related=related + [ctx.version_related()])
 
 
@@ -944,9 +944,8 @@ def eval_without_dataset(plan, context):
     for name in ("do_eval", "do_predict", "predict_with_generate"):
         arg = plan.arg(name)
         if arg is not None and _truthy(arg.value):
-            yield Finding(arg.name_span or arg.span or plan.span,
-                          f"{name} without eval_dataset or val_size: LLaMA-Factory raises "
-                          "'Please make sure eval_dataset be provided or val_size >1e-6'")
+            yield Finding(arg.name_span or arg.span or plan.span, f"{name} without eval_dataset or val_size",
+                          note="LLaMA-Factory raises 'Please make sure eval_dataset be provided or val_size >1e-6'")
             return
     strategy = plan.arg("eval_strategy", "evaluation_strategy")
     train = plan.arg("do_train")
@@ -956,10 +955,9 @@ def eval_without_dataset(plan, context):
         verdict = ctx.in_use.candidates.judge(lambda version: True if compare(version, "0.9") >= 0 else None)
         if not verdict.anywhere:
             return
-        message = (f"{strategy.name} {strategy.value} without eval_dataset or val_size: the Trainer stops with "
-                   "'You have set args.eval_strategy to ... but you didn't pass an eval_dataset to Trainer'")
-        yield Finding(strategy.name_span or strategy.span or plan.span, verdict.qualify(message),
-                      related=[ctx.version_related()], severity=verdict.severity())
+        note = "the Trainer stops with 'You have set args.eval_strategy to ... but you didn't pass an eval_dataset to Trainer'"
+        yield Finding(strategy.name_span or strategy.span or plan.span, f"{strategy.name} {strategy.value} without eval_dataset or val_size",
+                      related=[ctx.version_related()], severity=verdict.severity(), note=verdict.qualify(note))
 
 
 @rule("DS713", "incompatible-with-zero3", severity="error", target="launch", consumers=("llamafactory",))
@@ -1002,8 +1000,8 @@ def incompatible_with_zero3(plan, context):
     for name, message in checks:
         arg = plan.arg(name)
         if arg is not None and _truthy(arg.value):
-            yield Finding(arg.name_span or arg.span or plan.span, f"{name} with DeepSpeed ZeRO-3: LLaMA-Factory raises '{message}'",
-                          related=related)
+            yield Finding(arg.name_span or arg.span or plan.span, f"{name} with DeepSpeed ZeRO-3",
+                          note=f"LLaMA-Factory raises '{message}'", related=related)
     bits = plan.arg("quantization_bit")
     if bits is None or bits.value is None:
         return
@@ -1014,13 +1012,12 @@ def incompatible_with_zero3(plan, context):
     except (TypeError, ValueError):
         return
     if method_value in ("bnb", "bitsandbytes") and nbits != 4:
-        yield Finding(bits.name_span or bits.span or plan.span,
-                      f"quantization_bit {nbits} with DeepSpeed ZeRO-3: LLaMA-Factory raises 'Only 4-bit quantized model "
-                      "can use fsdp+qlora or auto device map.'", related=related)
+        yield Finding(bits.name_span or bits.span or plan.span, f"quantization_bit {nbits} with DeepSpeed ZeRO-3",
+                      note="LLaMA-Factory raises 'Only 4-bit quantized model can use fsdp+qlora or auto device map.'", related=related)
     elif method_value in ("hqq", "eetq"):
-        yield Finding(bits.name_span or bits.span or plan.span,
-                      f"{method_value.upper()} quantization with DeepSpeed ZeRO-3: LLaMA-Factory raises "
-                      f"'{method_value.upper()} quantization is incompatible with DeepSpeed ZeRO-3 or FSDP.'", related=related)
+        yield Finding(bits.name_span or bits.span or plan.span, f"{method_value.upper()} quantization with DeepSpeed ZeRO-3",
+                      note=f"LLaMA-Factory raises '{method_value.upper()} quantization is incompatible with DeepSpeed ZeRO-3 or FSDP.'",
+                      related=related)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1200,15 +1197,14 @@ def zero3_non_reentrant_checkpointing(plan, context):
         return
     related = [Related("zero_optimization.stage 3 in the DeepSpeed config", stage_node.span if stage_node is not None else None),
                tuner_related, Related(verdict.candidates.describe())]
-    deepspeed = verdict.where()
     tail = "" if verdict.everywhere else f" ({verdict.candidates.why()})"
-    message = (f"non-reentrant gradient checkpointing ({what}) of {method} training (frozen base weights) under ZeRO-3 "
-               f"crashes in the first backward on {deepspeed}: torch.utils.checkpoint.CheckpointError 'Recomputed values "
-               "for the following tensors have different metadata than during the forward pass' (saved shape [N], "
-               "recomputed [0]), because ZeRO-3 partitions the frozen weights again during the recompute; "
-               f"{remedy}, or use DeepSpeed >= {_REENTRANT_FIXED_IN}{tail}")
+    message = f"non-reentrant checkpointing of {method} training under ZeRO-3 crashes on {verdict.where()}"
+    note = (f"{what}: in the first backward, torch.utils.checkpoint.CheckpointError 'Recomputed values for the following "
+            "tensors have different metadata than during the forward pass' (saved shape [N], recomputed [0]), because ZeRO-3 "
+            f"partitions the frozen base weights again during the recompute{tail}")
     fix = Fix.unsafe(fix_title, edit) if edit is not None else None
-    yield Finding(span or arg.name_span or plan.span, message, related=related, fix=fix, severity=verdict.severity())
+    yield Finding(span or arg.name_span or plan.span, message, related=related, fix=fix, severity=verdict.severity(),
+                  note=note, help=f"{remedy}, or use DeepSpeed >= {_REENTRANT_FIXED_IN}")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1264,18 +1260,19 @@ def config_file_not_read(plan, context):
             if ctx.package == "llamafactory" and launch.overrides else None
         if verdict.anywhere:
             reader = _reader_of(ctx, verdict)
-            how = ""
+            help = None
             if ctx.package == "ms-swift" and reader.get("flag"):
-                how = f"; it reads YAML through {reader['flag']} {config.value}"
-            message = (f"{verdict.where()} reads only {', '.join(reader.get('positional-suffixes') or [])} files as the first "
-                       f"argument, not '{config.value}': it is left over as an argument and the parser stops{how}")
-            yield Finding(config.span, verdict.qualify(message), related=[ctx.version_related()], severity=verdict.severity())
+                help = f"it reads YAML through {reader['flag']} {config.value}"
+            message = f"{verdict.where()} does not read '{config.value}' as its config file"
+            note = (f"it reads only {', '.join(reader.get('positional-suffixes') or [])} files as the first argument: "
+                    "this one is left over as an argument and the parser stops")
+            yield Finding(config.span, message, related=[ctx.version_related()], severity=verdict.severity(),
+                          note=verdict.qualify(note), help=help)
         elif only is not None and only.anywhere:
-            message = (f"{only.where()} reads the config file only when it is the single argument; with key=value after it "
-                       "the whole command line goes to HfArgumentParser, which raises 'Some specified arguments are not used "
-                       "by the HfArgumentParser'")
-            yield Finding(launch.overrides[0].span, only.qualify(message), related=[ctx.version_related()],
-                          severity=only.severity())
+            note = (f"{only.where()} reads the config file only when it is the single argument; otherwise the whole command "
+                    "line goes to HfArgumentParser, which raises 'Some specified arguments are not used by the HfArgumentParser'")
+            yield Finding(launch.overrides[0].span, "key=value after the config file: the config file is not read",
+                          related=[ctx.version_related()], severity=only.severity(), note=only.qualify(note))
     for index, option in enumerate(launch.program_args):
         if index == 0 and option.name is None:
             continue  # the first argument of the program (src/train.py cfg.yaml) is read as the config
@@ -1288,8 +1285,8 @@ def config_file_not_read(plan, context):
                 found = ctx.lookup(option.name.lstrip("-"))
                 if found is not None and found[1].get("x-dslint-nargs") in ("+", "*"):
                     continue  # a list argument may hold files
-            yield Finding(word.span, f"'{text}' is not the first argument, so {label} does not read it as a config: "
-                          "it is left over and the parser stops" + (" (remaining_argv)" if ctx.package == "ms-swift" else ""),
+            yield Finding(word.span, f"'{text}' is not the first argument, so {label} does not read it as a config",
+                          note="it is left over and the parser stops" + (" (remaining_argv)" if ctx.package == "ms-swift" else ""),
                           related=[ctx.version_related()], severity=Severity.WARNING if option.name is not None else None)
 
 
@@ -1354,15 +1351,13 @@ def accelerate_unknown_key(document, context):
             continue
         elsewhere = [version for version, s in spaces.items() if not unknown(s, key)]
         close = [] if elsewhere else difflib.get_close_matches(key, list(space.fields), n=1, cutoff=0.75)
-        message = f"{verdict.where()} does not know the config key '{key}': it raises 'The config file ... had unknown keys'"
+        note = "it raises 'The config file ... had unknown keys'"
         if elsewhere:
-            message += f" (accelerate {', '.join(elsewhere)} has it)"
-        if close and close[0] != key:
-            message += f"; did you mean '{close[0]}'?"
-        message += f" [{use.candidates.why()}]"
+            note += f"; accelerate {', '.join(elsewhere)} has it"
         from dslint.edits import rename_key
 
         fix = Fix.unsafe(f"Rename {key} to {close[0]}", rename_key(entry, close[0])) if close and close[0] != key \
             and verdict.everywhere else None
-        yield Finding(entry.key_span, message, related=[Related(use.describe())], fix=fix,
-                      severity=verdict.severity(unpinned=Severity.WARNING))
+        help = f"did you mean '{close[0]}'?" if close and close[0] != key and fix is None else None
+        yield Finding(entry.key_span, f"unknown config key '{key}' for {verdict.where()}", related=[Related(use.describe())], fix=fix,
+                      severity=verdict.severity(unpinned=Severity.WARNING), note=note, help=help)

@@ -113,7 +113,12 @@ def trl_vllm_gpus(plan, context):
     start = plan.origin.path if plan.origin is not None else None
     versions = candidates("trl", start, context.settings, plan.program)
     assumed = None if trainer.established else Severity.WARNING
-    notes = [] if trainer.established else [Related(trainer.evidence)]
+
+    def noted(note: str, verdict) -> str:
+        """The note, the versions it fails in, and the assumption about the program."""
+        note = verdict.qualify(note)
+        return note if trainer.established else f"{note}; {trainer.evidence}"
+
     world_note = Related(f"{world} training processes: {plan.world_size.origin}", plan.world_size.span)
     mode = text(plan, "vllm_mode")
     colocate = mode.value is not None and mode.value.lower() == "colocate"
@@ -126,9 +131,10 @@ def trl_vllm_gpus(plan, context):
             if verdict.anywhere:
                 yield Finding(
                     tp.span or mode.span or plan.span,
-                    verdict.qualify(f"vllm_tensor_parallel_size {tp.value} does not divide the {world} training processes that colocate vLLM: "
-                                    f"{trainer.label} stops with 'vllm_tensor_parallel_size ({tp.value}) must divide world size ({world}) evenly'"),
-                    related=[*notes, tp.related("vllm_tensor_parallel_size"), world_note, Related(versions.describe())],
+                    f"vllm_tensor_parallel_size {tp.value} does not divide the {world} training processes that colocate vLLM",
+                    note=noted(f"{trainer.label} stops with 'vllm_tensor_parallel_size ({tp.value}) must divide world size ({world}) evenly'",
+                               verdict),
+                    related=[tp.related("vllm_tensor_parallel_size"), world_note, Related(versions.describe())],
                     severity=_least(assumed, verdict.severity()),
                 )
         return
@@ -148,9 +154,10 @@ def trl_vllm_gpus(plan, context):
         if verdict.anywhere:
             yield Finding(
                 plan.span,
-                verdict.qualify(f"{world} training processes take all {count} visible GPU{'s' if count != 1 else ''}, and vLLM goes on the next "
-                                f"one: {trainer.label} stops with 'The requested device for vllm (cuda:{world}) is not available'"),
-                related=[*notes, world_note, Related(f"{count} visible: {plan.visible_devices.origin}", plan.visible_devices.span),
+                f"{world} training processes take all {count} visible GPU{'s' if count != 1 else ''}, none is left for vLLM",
+                note=noted(f"vLLM goes on the next one: {trainer.label} stops with 'The requested device for vllm (cuda:{world}) is not "
+                           "available'", verdict),
+                related=[world_note, Related(f"{count} visible: {plan.visible_devices.origin}", plan.visible_devices.span),
                          Related(versions.describe())],
                 severity=_least(assumed, verdict.severity()),
             )
@@ -184,10 +191,10 @@ def trl_vllm_gpus(plan, context):
         default = "" if visible is not None else " (no CUDA_VISIBLE_DEVICES: the first of the machine's GPUs)"
         yield Finding(
             plan.span,
-            verdict.qualify(f"the vLLM server started at line {line} and the {world} training processes{default} share {_shown(shared)}: "
-                            f"vLLM reserves 90% of its GPUs' memory (--gpu_memory_utilization 0.9), so the trainer runs out of memory on "
-                            f"{'it' if len(shared) == 1 else 'them'}"),
-            related=[*notes, Related(f"`trl vllm-serve` ({how}) on {_shown(used)} at {where(server.span)}", server.span), world_note,
+            f"the vLLM server started at line {line} and the {world} training processes share {_shown(shared)}",
+            note=noted(f"vLLM reserves 90% of its GPUs' memory (--gpu_memory_utilization 0.9), so the trainer runs out of memory on "
+                       f"{'it' if len(shared) == 1 else 'them'}{default}", verdict),
+            related=[Related(f"`trl vllm-serve` ({how}) on {_shown(used)} at {where(server.span)}", server.span), world_note,
                      Related(versions.describe())],
             severity=_least(assumed, Severity.WARNING if visible is None else None, verdict.severity()),
         )

@@ -107,22 +107,22 @@ def _verl_train_batch(plan, context):
     if train is not None and mini is not None and train < mini:
         yield Finding(
             _at(plan, model.mini, model.train),
-            f"data.train_batch_size {train} is smaller than actor.ppo_mini_batch_size {mini}{hedge}: verl stops with "
-            f"'train_batch_size ({train}) must be >= actor.ppo_mini_batch_size ({mini})'",
+            f"data.train_batch_size {train} is smaller than actor.ppo_mini_batch_size {mini}",
+            note=f"verl stops with 'train_batch_size ({train}) must be >= actor.ppo_mini_batch_size ({mini})'{hedge}",
             related=_related(model.train, model.mini), severity=severity,
         )
     if train is None or n is None or not gpus:
         return
     real = train * n
     if model.megatron is False:
-        minimal, how, factors = gpus, f"the {gpus} GPUs (trainer.n_gpus_per_node × trainer.nnodes)", (model.gpus_per_node, model.nnodes)
+        minimal, how, why, factors = gpus, f"the {gpus} GPUs", "", (model.gpus_per_node, model.nnodes)
     elif model.megatron:
         dp, parts = model.megatron_dp()
         micro = verl.number(model.micro)
         if dp is None or micro is None:
             return
         minimal = dp * micro
-        how = f"Megatron's data parallel {dp} × ppo_micro_batch_size_per_gpu {micro}"
+        how, why = str(minimal), f"{minimal} = Megatron's data parallel {dp} × ppo_micro_batch_size_per_gpu {micro}; "
         factors = (model.gpus_per_node, model.nnodes, *parts, model.micro)
     else:
         return
@@ -130,8 +130,8 @@ def _verl_train_batch(plan, context):
         return
     yield Finding(
         _at(plan, model.train, model.n),
-        f"data.train_batch_size {train} × rollout.n {n} = {real} responses per step do not divide by {how}{hedge}: verl asserts "
-        f"'real_train_batch_size ({real}) must be divisible by minimal possible batch size ({minimal})'",
+        f"data.train_batch_size {train} × rollout.n {n} = {real} responses per step do not divide by {how}",
+        note=f"{why}verl asserts 'real_train_batch_size ({real}) must be divisible by minimal possible batch size ({minimal})'{hedge}",
         related=_related(model.train, model.n, *factors), severity=severity,
     )
 
@@ -150,16 +150,17 @@ def _sft_batch(plan, trainer: verl.SFT):
     if train % dp:
         yield Finding(
             _at(plan, trainer.train),
-            f"data.train_batch_size {train} does not split over data parallel {dp} ({how}){hedge}: verl's SFT trainer asserts "
-            f"'Global batch size {train} is not divisible by dp size {dp}'",
+            f"data.train_batch_size {train} does not split over data parallel {dp} ({how})",
+            note=f"verl's SFT trainer asserts 'Global batch size {train} is not divisible by dp size {dp}'{hedge}",
             related=related, severity=severity,
         )
         return
     if micro and (train // dp) % micro:
         yield Finding(
             _at(plan, trainer.micro, trainer.train),
-            f"each rank's batch (data.train_batch_size {train} // data parallel {dp} = {train // dp}) is not a multiple of "
-            f"data.micro_batch_size_per_gpu {micro}{hedge}: verl's SFT trainer asserts it (fsdp_sft_trainer.py `_normalize_config_bsz`)",
+            f"each rank's batch {train // dp} is not a multiple of data.micro_batch_size_per_gpu {micro}",
+            note=f"data.train_batch_size {train} // data parallel {dp} = {train // dp}; verl's SFT trainer asserts it "
+            f"(fsdp_sft_trainer.py `_normalize_config_bsz`){hedge}",
             related=related, severity=severity,
         )
 
@@ -218,7 +219,8 @@ def _verl_micro_batch(plan, context):
         if batch.per_worker == 0 and batch.role == "actor":
             yield Finding(
                 _at(plan, batch.mini, model.n),
-                f"{how} = 0 samples per GPU{hedge}: verl asserts 'ppo_mini_batch_size 0 should be larger than 0 after normalization'",
+                f"the actor's mini batch is 0 samples per GPU",
+                note=f"{how} = 0; verl asserts 'ppo_mini_batch_size 0 should be larger than 0 after normalization'{hedge}",
                 related=_related(*factors), severity=severity,
             )
             continue
@@ -235,8 +237,9 @@ def _verl_micro_batch(plan, context):
             fix = Fix.unsafe(f"Set {key} to {divisors[0]}", Edit.replace(batch.micro.span, str(divisors[0])))
         yield Finding(
             _at(plan, batch.micro, batch.mini),
-            f"the {batch.role}'s mini batch per GPU ({how} = {batch.per_worker}) is not a multiple of {named}{hedge}: "
-            f"verl asserts 'normalized ppo_mini_batch_size {batch.per_worker} should be divisible by ppo_micro_batch_size_per_gpu {micro}'",
+            f"the {batch.role}'s mini batch per GPU {batch.per_worker} is not a multiple of {named}",
+            note=f"{how} = {batch.per_worker}; verl asserts 'normalized ppo_mini_batch_size {batch.per_worker} should be divisible by "
+            f"ppo_micro_batch_size_per_gpu {micro}'{hedge}",
             related=_related(*factors), severity=severity, fix=fix,
         )
 
@@ -298,8 +301,8 @@ def _verl_parallel_size(plan, context):
             shown = " × ".join(named) + (f" = {size}" if len(named) > 1 else "")
             yield Finding(
                 _at(plan, *parts),
-                f"the rollout's {shown} does not divide the {gpus} GPUs{hedge}: verl asserts "
-                f"'rollout world_size: {gpus} is not divisible by infer_world_size: {size}'",
+                f"the rollout's {shown} does not divide the {gpus} GPUs",
+                note=f"verl asserts 'rollout world_size: {gpus} is not divisible by infer_world_size: {size}'{hedge}",
                 related=_related(*parts, *world), severity=severity,
             )
     if model.megatron and driver:
@@ -310,8 +313,9 @@ def _verl_parallel_size(plan, context):
             yield Finding(
                 _at(plan, *mparts),
                 f"the actor's Megatron tensor {msizes[0]} × pipeline {msizes[1]} × context {msizes[2]} parallel does not divide the "
-                f"{gpus} GPUs{hedge}: verl asserts 'n_gpus ({gpus}) must be divisible by model_parallel_size ({mp}) times "
-                f"context_parallel_size ({msizes[2]})'",
+                f"{gpus} GPUs",
+                note=f"verl asserts 'n_gpus ({gpus}) must be divisible by model_parallel_size ({mp}) times "
+                f"context_parallel_size ({msizes[2]})'{hedge}",
                 related=_related(*mparts, *world), severity=severity,
             )
     elif model.megatron is False and workers:
@@ -319,8 +323,8 @@ def _verl_parallel_size(plan, context):
         if sp and sp > 1 and gpus % sp:
             yield Finding(
                 _at(plan, model.sp),
-                f"actor.ulysses_sequence_parallel_size {sp} does not divide the {gpus} GPUs{hedge}: the FSDP workers' "
-                f"(data parallel, sequence parallel) device mesh cannot be built",
+                f"actor.ulysses_sequence_parallel_size {sp} does not divide the {gpus} GPUs",
+                note=f"the FSDP workers' (data parallel, sequence parallel) device mesh cannot be built{hedge}",
                 related=_related(model.sp, *world), severity=severity,
             )
 
@@ -344,8 +348,9 @@ def _replica_nodes(plan, context, model, parts, size: int, per_node: int):
         return
     yield Finding(
         _at(plan, *parts, model.gpus_per_node),
-        f"the rollout's {size} GPUs per replica span {size / per_node:.2g} nodes of {per_node}{_hedge(model)}: verl's async rollout asserts "
-        f"'world_size {size} must be divisible by gpus_per_node {per_node}'" + (f" ({note})" if note else ""),
+        f"the rollout's {size} GPUs per replica span {size / per_node:.2g} nodes of {per_node}",
+        note=f"verl's async rollout asserts 'world_size {size} must be divisible by gpus_per_node {per_node}'{_hedge(model)}"
+        + (f" ({note})" if note else ""),
         related=[*_related(*parts, model.gpus_per_node, mode), Related(found.describe())],
         severity=Severity.INFO if note else _severity(model),
     )
@@ -397,8 +402,9 @@ def _verl_visible_gpus(plan, context):
         return
     yield Finding(
         _at(plan, model.gpus_per_node),
-        f"trainer.n_gpus_per_node {per_node} but {count} device{'s are' if count != 1 else ' is'} visible: the Ray cluster "
-        f"main_ppo starts sees {count}, and verl stops with 'Total available GPUs {count} is less than total desired GPUs {per_node}'",
+        f"trainer.n_gpus_per_node {per_node} but {count} device{'s are' if count != 1 else ' is'} visible",
+        note=f"the Ray cluster main_ppo starts sees {count}, and verl stops with 'Total available GPUs {count} is less than total "
+        f"desired GPUs {per_node}'",
         related=[Related(f"{count} visible: {visible.origin}", visible.span), *_related(model.gpus_per_node, model.nnodes)],
     )
 

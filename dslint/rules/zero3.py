@@ -94,7 +94,8 @@ def zero3_option_below_stage3(use, context):
             continue
         yield Finding(
             item.key_span,
-            f"{what} is read only by ZeRO stage 3, but this config runs {where}: DeepSpeed accepts it and ignores it",
+            f"{what} is ignored at {where}",
+            note="only ZeRO stage 3 reads it; DeepSpeed accepts it at other stages and ignores it",
             related=related,
             fix=Fix.unsafe(f"Remove '{item.key}' (or raise the stage to 3)", remove_json_entry(zero, item)),
         )
@@ -161,13 +162,14 @@ def zero_auto_not_filled(use, context):
         if node.value != "auto" or ds.dotted(path) in _FILLED:
             continue
         key = ds.dotted(path)
-        hint = ""
+        help = None
         if key in ("prefetch_bucket_size", "param_persistence_threshold"):
-            hint = f"; HF and accelerate fill only the spelling 'stage3_{key}'"
+            help = f"HF and accelerate fill only the spelling 'stage3_{key}'"
         yield Finding(
             node.span,
-            f"zero_optimization.{key} is \"auto\", but neither HF Trainer nor accelerate fills it: {who}, accelerate raises "
-            f"'`zero_optimization.{key}` not found in kwargs'{hint}",
+            f"zero_optimization.{key} is \"auto\", which HF Trainer and accelerate do not fill",
+            note=f"{who}, accelerate raises '`zero_optimization.{key}` not found in kwargs'",
+            help=help,
             severity=severity,
         )
 
@@ -241,8 +243,9 @@ def zero3_value_defeats_purpose(use, context):
     if live_item is not None and live == 0:
         yield Finding(
             live_item.value.span,
-            f"{live_item.key} is 0: ZeRO-3 prefetches at most max_live_parameters minus the parameters already gathered, "
-            "so it never prefetches and every layer waits for its all-gather",
+            f"{live_item.key} is 0: ZeRO-3 never prefetches",
+            note="ZeRO-3 prefetches at most max_live_parameters minus the parameters already gathered, "
+            "so every layer waits for its all-gather",
         )
     live_value = live if live is not None else 10**9
     if reuse_item is not None and reuse is not None and live_value > 0 and reuse > live_value:
@@ -250,9 +253,9 @@ def zero3_value_defeats_purpose(use, context):
         yield Finding(
             reuse_item.value.span,
             f"{reuse_item.key} {ds.pretty_number(reuse)} is larger than max_live_parameters {ds.pretty_number(live_value)}"
-            f"{'' if live_item else ' (the default)'}: parameters reused within {ds.pretty_number(reuse)} elements "
-            f"(~{ds.bytes16(reuse)} in 16-bit) are kept gathered, so the live budget of ~{ds.bytes16(live_value)} no longer "
-            "bounds memory",
+            f"{'' if live_item else ' (the default)'}",
+            note=f"parameters reused within {ds.pretty_number(reuse)} elements (~{ds.bytes16(reuse)} in 16-bit) are kept gathered, "
+            f"so the live budget of ~{ds.bytes16(live_value)} no longer bounds memory",
             related=related,
         )
     sequential = zero.entry("stage3_allgather_sequential") or zero.entry("allgather_sequential")
@@ -260,16 +263,17 @@ def zero3_value_defeats_purpose(use, context):
     if sequential is not None and ds.strict_bool(zero, sequential.key, False) is True and prefetch_item is not None and prefetch != 1:
         yield Finding(
             prefetch_item.value.span,
-            f"{prefetch_item.key} {ds.pretty_number(prefetch)} has no effect: with {sequential.key} true DeepSpeed sets the "
-            "prefetch bucket to 1 element (engine.py:2742-2744), so nothing is prefetched in bulk",
+            f"{prefetch_item.key} {ds.pretty_number(prefetch)} has no effect with {sequential.key} true",
+            note="DeepSpeed sets the prefetch bucket to 1 element (engine.py:2742-2744), so nothing is prefetched in bulk",
             related=[Related(f"{sequential.key} = {sequential.value.span.text.strip()}", sequential.value.span)],
         )
     if persist_item is not None and persist is not None and persist >= _PERSIST_HUGE:
         yield Finding(
             persist_item.value.span,
-            f"{persist_item.key} is {ds.pretty_number(persist)}: every parameter with fewer elements stays unpartitioned "
-            f"on every GPU (each up to ~{ds.bytes16(persist)} in 16-bit), which includes whole attention and MLP matrices "
-            "(8192 × 8192 = 67M elements), so ZeRO-3 partitions little (HF's \"auto\" uses 10 × hidden size, e.g. 40960)",
+            f"{persist_item.key} is {ds.pretty_number(persist)}: ZeRO-3 partitions little",
+            note=f"every parameter with fewer elements stays unpartitioned on every GPU (each up to ~{ds.bytes16(persist)} in 16-bit), "
+            "which includes whole attention and MLP matrices (8192 × 8192 = 67M elements)",
+            help='HF\'s "auto" uses 10 × hidden size, e.g. 40960',
         )
 
 
@@ -325,8 +329,9 @@ def zero3_16bit_save_disabled(use, context):
         stage = zero.entry("stage")
         yield Finding(
             stage.key_span if stage else item_span(zero),
-            f"ZeRO-3 without stage3_gather_16bit_weights_on_model_save: under {who}, saving writes no model weights, "
-            "only DeepSpeed shards (recover them with zero_to_fp32.py); add \"stage3_gather_16bit_weights_on_model_save\": true",
+            "ZeRO-3 without stage3_gather_16bit_weights_on_model_save: saving writes no model weights",
+            note=f"under {who}, saving writes only DeepSpeed shards (recover them with zero_to_fp32.py)",
+            help='add "stage3_gather_16bit_weights_on_model_save": true',
         )
         return
     if ds.is_auto(item.value):
@@ -339,8 +344,8 @@ def zero3_16bit_save_disabled(use, context):
         return
     yield Finding(
         item.value.span,
-        f"{item.key} is false with ZeRO-3: under {who}, saving writes no model weights, only DeepSpeed shards "
-        "(recover them with zero_to_fp32.py)",
+        f"{item.key} is false with ZeRO-3: saving writes no model weights",
+        note=f"under {who}, saving writes only DeepSpeed shards (recover them with zero_to_fp32.py)",
         fix=Fix.unsafe("Set it to true (gathers the full 16-bit model when saving)", replace_value(item.value, True)),
     )
 

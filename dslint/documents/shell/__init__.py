@@ -41,7 +41,7 @@ from .traps import env_after_command, find_traps
 from .treesitter import parser
 from .unread import Unread, read_tree
 from .slurm import SbatchJob, read_directives
-from .substitution import bad_substitution_message, bad_substitutions
+from .substitution import BAD_SUBSTITUTION_NOTE, bad_substitution_message, bad_substitutions
 from .variables import Ctx, unknown_var
 from .walker import Walker
 
@@ -91,7 +91,7 @@ def parse_script(source: SourceFile) -> Script:
     else:
         for start, end in bad_substitutions(source.text, units):
             script.runtime_failures.append(
-                RuntimeFailure(Span(source, start, end), bad_substitution_message(source.text[start:end], BASH_VERSION))
+                RuntimeFailure(Span(source, start, end), bad_substitution_message(source.text[start:end], BASH_VERSION), BAD_SUBSTITUTION_NOTE)
             )
         if unread:
             # bash accepts what tree-sitter could not read: blank those commands out and read the rest
@@ -144,11 +144,11 @@ def syntax_problem(source: SourceFile, complaint: Complaint) -> ParseProblem:
     start, end = source.line_start(line), source.line_end(line)
     text = source.text[start:end]
     lead = len(text) - len(text.lstrip(" \t"))
-    message = f"bash {BASH_VERSION}: {complaint.message}"
     placeholder = _PLACEHOLDER.search(text) if complaint.token is not None else None
+    note = None
     if placeholder is not None:
-        message += f" (`{placeholder.group(0)[:40]}` reads as redirections: a placeholder never filled in?)"
-    return ParseProblem(Span(source, start + lead, end), message)
+        note = f"`{placeholder.group(0)[:40]}` reads as redirections: a placeholder never filled in?"
+    return ParseProblem(Span(source, start + lead, end), f"bash {BASH_VERSION}: {complaint.message}", note)
 
 
 def _count_errors(tree) -> int:

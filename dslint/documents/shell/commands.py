@@ -10,7 +10,7 @@ import re
 from dslint.source import Span
 
 from .model import Assignment, Command, Heredoc, RuntimeFailure, Value, Word, split_word
-from .substitution import bad_substitution_message, bad_substitutions
+from .substitution import BAD_SUBSTITUTION_NOTE, bad_substitution_message, bad_substitutions
 from .syntax import BASH_VERSION, check
 from .treesitter import parser
 from .pieces import PLACEHOLDER, join
@@ -287,7 +287,8 @@ class Commands:
             elif not (ctx.conditional or ctx.in_loop or ctx.function or ctx.from_eval) and "${" in text:
                 for start, end in bad_substitutions(text, units):
                     self.script.runtime_failures.append(RuntimeFailure(
-                        span, f"in the string `{cmd.basename}` runs: " + bad_substitution_message(text[start:end], BASH_VERSION)))
+                        span, f"in the string `{cmd.basename}` runs: " + bad_substitution_message(text[start:end], BASH_VERSION),
+                        BAD_SUBSTITUTION_NOTE))
         self.data = data
         self.fixed_span, self.shift = self.verbatim(words, text, span)
         if self.fixed_span is span and saved[1] is None:

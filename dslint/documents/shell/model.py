@@ -227,6 +227,7 @@ class RuntimeFailure:
 
     span: Span
     message: str  # bash's complaint, e.g. "bash 5.2 cannot parse the string `eval` runs: ..."
+    note: str | None = None  # why bash -n does not see it
 
 
 @dataclass(eq=False)

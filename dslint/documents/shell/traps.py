@@ -196,9 +196,8 @@ def env_after_command(script: Script, walker: Walker) -> None:
         last = group[-1]
         first_line = source.position(last.span.end)[0]
         cmd_line = source.position(cmd.span.start)[0]
-        between = [source.line_text(ln) for ln in range(first_line + 1, cmd_line)]
         tail = text[last.span.end : source.line_end(first_line)]
-        if not all(_BETWEEN_LINE.match(line) for line in between) or not _BETWEEN_LINE.match(tail):
+        if not _BETWEEN_LINE.match(tail) or not all(_BETWEEN_LINE.match(source.line_text(ln)) for ln in range(first_line + 1, cmd_line)):
             continue
         if any(source.position(a.span.start)[0] <= ln <= cmd_line for ln in other_trap_lines for a in group[:1]):
             continue
