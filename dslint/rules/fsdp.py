@@ -274,10 +274,13 @@ def fsdp_config_key(document, context):
       backward prefetch is used. Fix: rename it `fsdp_backward_prefetch`.
     - `fsdp_version: 2` before accelerate 1.6.0, which has no such option: FSDP1 runs.
     - with `fsdp_version: 2` (accelerate 1.6.0 and later, utils/dataclasses.py
-      `FullyShardedDataParallelPlugin.__post_init__`): `fsdp_forward_prefetch: true` raises
-      `forward_prefetch is not yet implemented in FSDP2` (1955-1956) and
-      `fsdp_state_dict_type: LOCAL_STATE_DICT` raises `FSDP2 does not support LOCAL_STATE_DICT`
-      (2069-2073), errors; `fsdp_backward_prefetch` is set to None (1903-1904),
+      `FullyShardedDataParallelPlugin.__post_init__`): `fsdp_state_dict_type: LOCAL_STATE_DICT`
+      raises `FSDP2 does not support LOCAL_STATE_DICT` (2069-2073), an error, because the plugin
+      reads `FSDP_STATE_DICT_TYPE` whatever the version. `fsdp_forward_prefetch` reaches the plugin
+      only as `FSDP_FORWARD_PREFETCH`, which it reads only when `fsdp_version == 1` (1953-1954):
+      under FSDP2 the key is ignored, a warning (the `forward_prefetch is not yet implemented in
+      FSDP2` error of 1955-1956 needs code that builds the plugin with `forward_prefetch` itself,
+      which a config file cannot do; same in 1.6.0 and 1.10.0). `fsdp_backward_prefetch` is set to None (1903-1904),
       `fsdp_sharding_strategy` is not read (deprecated for `fsdp_reshard_after_forward`,
       1836-1843), and `fsdp_use_orig_params` / `fsdp_sync_module_states` are obsolete
       (1940-1948): warnings.
@@ -341,8 +344,9 @@ def fsdp_config_key(document, context):
         yield Finding(version.key_span, f"fsdp_version: 2 is not an option before accelerate {FSDP2_SINCE}", severity=severity,
                       note=verdict.qualify("FSDP1 runs"))
     checks = (  # key, whether its value matters, severity, headline, what accelerate does
-        ("fsdp_forward_prefetch", lambda v: _truthy(v), Severity.ERROR,
-         "fsdp_forward_prefetch with fsdp_version 2", "accelerate raises 'forward_prefetch is not yet implemented in FSDP2'"),
+        ("fsdp_forward_prefetch", lambda v: _truthy(v), Severity.WARNING,
+         "fsdp_forward_prefetch is ignored with fsdp_version 2",
+         "accelerate reads FSDP_FORWARD_PREFETCH only for FSDP1: no forward prefetch runs"),
         ("fsdp_state_dict_type", lambda v: str(v).upper() == "LOCAL_STATE_DICT", Severity.ERROR,
          "LOCAL_STATE_DICT with fsdp_version 2", "accelerate raises 'FSDP2 does not support LOCAL_STATE_DICT'"),
         ("fsdp_backward_prefetch", lambda v: v is not None and str(v).upper() != "NO_PREFETCH", Severity.WARNING,
