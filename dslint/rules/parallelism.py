@@ -65,7 +65,10 @@ class Grid:
         default_note = "Megatron-SWIFT's default" if flavor == "swift" else "Megatron's default"
         self.tp = integer(plan, "tensor_model_parallel_size", default=1, note=default_note)
         self.pp = integer(plan, "pipeline_model_parallel_size", default=1, note=default_note)
-        if flavor == "megatron-deepspeed":
+        # --context-parallel-size is Megatron-core's flag (Megatron-LM and the frameworks built on
+        # it); Microsoft's Megatron-DeepSpeed splits sequences with --ds-sequence-parallel-size
+        # instead. Whichever the launch passes divides the world, whatever the program was taken for.
+        if flavor == "megatron-deepspeed" and "context_parallel_size" not in plan.args:
             self.cp = integer(plan, "ds_sequence_parallel_size", default=1, note=default_note)
             self.cp_name = "sequence parallel size (--ds-sequence-parallel-size)"
         else:
