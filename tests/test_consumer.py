@@ -286,3 +286,31 @@ def test_explain_takes_the_batch_from_the_training_arguments_the_program_builds(
     batch = explanation.batch
     assert batch.global_batch == 4 * 8 * 2
     assert batch.micro_batch.origin == "per_device_train_batch_size=4 in TrainingArguments(...) (train.py:6)"
+
+
+def test_a_project_class_named_like_its_outside_base_is_not_its_own_base(tmp_path):
+    """`class Arguments(other.Arguments)`: the outside base is not the project class again (no endless recursion)."""
+    files = {
+        "run.sh": "deepspeed train.py --deepspeed ds.json\n",
+        "train.py": """\
+            from dataclasses import dataclass
+
+            import peft_tools
+            from transformers import HfArgumentParser, Trainer
+
+
+            @dataclass
+            class TrainingArguments(peft_tools.TrainingArguments):
+                lora_rank: int = 8
+
+
+            (args,) = HfArgumentParser((TrainingArguments,)).parse_args_into_dataclasses()
+            Trainer(model=None, args=args).train()
+            """,
+        "ds.json": '{"train_micro_batch_size_per_gpu": "auto", "optimizer": {"type": "AdamW"}, "zero_optimization": {"stage": 2}}\n',
+    }
+    for name, text in files.items():
+        (tmp_path / name).write_text(textwrap.dedent(text))
+    (tmp_path / ".git").mkdir()
+    result = Engine(Settings(root=tmp_path)).lint_paths([str(tmp_path)])
+    assert not result.internal_errors, result.internal_errors

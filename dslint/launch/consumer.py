@@ -440,16 +440,17 @@ class ProgramTraining:
         return ProgramValue(value, evidence) if found else None
 
 
-def _training_class(facts: Program, name: str) -> str | None:
+def _training_class(facts: Program, name: str, seen: frozenset = frozenset()) -> str | None:
     """``transformers``/``trl`` when ``name`` is TrainingArguments, a TRL config, or a project subclass of one."""
     if name in _TRAINING_ARGS:
         return "transformers"
     if name.startswith("trl.") and name.endswith(("Config", "Arguments")):
         return "trl"
     cls = facts.classes.get(name.rsplit(".", 1)[-1])
-    if cls is None:
+    # An outside base with the short name of a project class (`class Args(other.Args)`) is not that class again.
+    if cls is None or cls.name in seen:
         return None
-    kinds = {_training_class(facts, base) for base in _external_bases(facts, cls)}
+    kinds = {_training_class(facts, base, seen | {cls.name}) for base in _external_bases(facts, cls)}
     return "trl" if "trl" in kinds else "transformers" if "transformers" in kinds else None
 
 
