@@ -288,6 +288,88 @@ def test_explain_takes_the_batch_from_the_training_arguments_the_program_builds(
     assert batch.micro_batch.origin == "per_device_train_batch_size=4 in TrainingArguments(...) (train.py:6)"
 
 
+# A package that offers several pipelines and imports them all into one registry module: the entry
+# picks one by name at run time, so the trainers the registry brings in are not the entry's.
+PIPELINE_REGISTRY = {
+    "toolkit/__init__.py": "",
+    "toolkit/registry.py": """\
+        from toolkit.tune import Tuner
+        from toolkit.serve import Server
+
+        PIPELINES = {"tuner": Tuner, "server": Server}
+
+
+        def get_pipeline(name, **kwargs):
+            return PIPELINES[name](**kwargs)
+        """,
+    "toolkit/tune.py": """\
+        from transformers import Trainer
+
+
+        class Tuner:
+            def run(self, model, args, data):
+                return Trainer(model=model, args=args, train_dataset=data).train()
+        """,
+    "toolkit/serve.py": """\
+        import deepspeed
+
+
+        class Server:
+            def __init__(self, model):
+                self.engine = deepspeed.initialize(model=model)[0]
+        """,
+}
+
+
+def test_rival_trainers_behind_a_registry_are_not_the_entrys_evidence(tmp_path):
+    files = dict(PIPELINE_REGISTRY)
+    files["chat.sh"] = "accelerate launch chat.py --deepspeed ds_chat.json\n"
+    files["chat.py"] = """\
+        import json
+        import sys
+
+        from toolkit.registry import get_pipeline
+
+        config = json.load(open(sys.argv[2]))
+        server = get_pipeline("server", model=None)
+        """
+    plan, consumer = program_of(tmp_path, files)
+    assert consumer.kind == "unknown" and not consumer.established
+    assert "names no trainer itself" in consumer.assumption
+    assert "toolkit/tune.py:6" in consumer.assumption and "toolkit/serve.py:6" in consumer.assumption
+
+
+def test_a_trainer_in_the_entry_itself_decides_over_a_registry(tmp_path):
+    files = dict(PIPELINE_REGISTRY)
+    files["train.sh"] = "deepspeed train.py --deepspeed ds.json\n"
+    files["train.py"] = """\
+        from transformers import Trainer
+
+        from toolkit.registry import get_pipeline
+
+        Trainer(model=None).train()
+        """
+    _, consumer = program_of(tmp_path, files)
+    assert consumer.kind == "hf" and consumer.established
+    assert consumer.evidence[0].path == "train.py"
+
+
+def test_a_config_behind_a_registry_gets_no_hf_only_error(tmp_path):
+    """HF's "no zero_optimization section" error needs an HF/accelerate consumer that is established."""
+    files = dict(PIPELINE_REGISTRY)
+    files["chat.sh"] = "accelerate launch chat.py --deepspeed ds_chat.json\n"
+    files["chat.py"] = "from toolkit.registry import get_pipeline\n\nget_pipeline('server', model=None)\n"
+    files["ds_chat.json"] = '{"bf16": {"enabled": true}, "train_micro_batch_size_per_gpu": 1}\n'
+    for name, text in files.items():
+        target = tmp_path / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(textwrap.dedent(text))
+    (tmp_path / ".git").mkdir()
+    result = Engine(Settings(root=tmp_path)).lint_paths([str(tmp_path)])
+    assert not result.internal_errors
+    assert [d.code for d in result.diagnostics if d.severity.label == "error"] == []
+
+
 def test_a_project_class_named_like_its_outside_base_is_not_its_own_base(tmp_path):
     """`class Arguments(other.Arguments)`: the outside base is not the project class again (no endless recursion)."""
     files = {

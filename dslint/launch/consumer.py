@@ -142,6 +142,10 @@ def classify(program: Program) -> Consumer:
         proof = [e for e in evidence if e is not None]
         return Consumer(kind, True, proof, program=program.entry, facts=program, config_system=hydra)
 
+    undecided = _undecided(facts)
+    if undecided is not None:
+        return Consumer(UNKNOWN, False, [], program=program.entry, facts=program, assumption=undecided,
+                        config_system=hydra)
     for kind, prefixes in _TRAINERS:
         evidence = facts.first_use(*prefixes)
         if evidence is not None:
@@ -181,6 +185,34 @@ def classify(program: Program) -> Consumer:
         reason += f" within {len(program.files)} files"
     return Consumer(UNKNOWN, False, [], program=program.entry, facts=program,
                     assumption=f"{program.entry} {reason}", config_system=hydra)
+
+
+def _undecided(facts: Program) -> str | None:
+    """Why the program's kind cannot be told, when its imports hold rival trainers and the entry names none.
+
+    A project module that imports every pipeline it offers (a registry: ``{"finetuner": Finetuner,
+    "dpo_aligner": DPOAligner, "inferencer": Inferencer}``) brings an HF Trainer, a TRL trainer and a
+    plain ``deepspeed.initialize`` into every entry that imports it; which one runs is chosen at run
+    time (a name in the arguments), so none of them is evidence. Evidence in the entry file itself
+    still decides, and trainers that read DeepSpeed the same way (HF, TRL, axolotl) do not compete.
+    """
+    entry = facts.entry
+    readers: dict[str, Evidence] = {}
+    candidates = [(kind, facts.first_use(*prefixes)) for kind, prefixes in _TRAINERS]
+    candidates += [(TRL, _trl_evidence(facts)),
+                   (HF, facts.derives_from("transformers.Trainer") or facts.derives_from("transformers.Seq2SeqTrainer")
+                    or facts.first_use(*_HF_NAMES)),
+                   (DEEPSPEED, facts.first_use("deepspeed.initialize"))]
+    for kind, evidence in candidates:
+        if evidence is None:
+            continue
+        if evidence.path == entry:
+            return None
+        readers.setdefault(DEEPSPEED_READER.get(kind, kind), evidence)
+    if len(readers) < 2:
+        return None
+    shown = "; ".join(e.describe() for e in list(readers.values())[:3])
+    return f"{entry} names no trainer itself, and the modules it imports use rival ones ({shown}): which runs is chosen at run time"
 
 
 # Names one generation of a package exports and the other does not (checked in the wheels:
