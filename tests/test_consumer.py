@@ -335,7 +335,8 @@ def test_rival_trainers_behind_a_registry_are_not_the_entrys_evidence(tmp_path):
         """
     plan, consumer = program_of(tmp_path, files)
     assert consumer.kind == "unknown" and not consumer.established
-    assert "names no trainer itself" in consumer.assumption
+    assert plan.consumer is None  # nor guessed from `--deepspeed` (TrainingArguments' flag): the rivals say otherwise
+    assert consumer.assumption.startswith("chat.py names no trainer itself")
     assert "toolkit/tune.py:6" in consumer.assumption and "toolkit/serve.py:6" in consumer.assumption
 
 
@@ -355,7 +356,7 @@ def test_a_trainer_in_the_entry_itself_decides_over_a_registry(tmp_path):
 
 
 def test_a_config_behind_a_registry_gets_no_hf_only_error(tmp_path):
-    """HF's "no zero_optimization section" error needs an HF/accelerate consumer that is established."""
+    """HF's checks of a config (no zero_optimization section, TrainingArguments mismatches) need an HF consumer."""
     files = dict(PIPELINE_REGISTRY)
     files["chat.sh"] = "accelerate launch chat.py --deepspeed ds_chat.json\n"
     files["chat.py"] = "from toolkit.registry import get_pipeline\n\nget_pipeline('server', model=None)\n"
@@ -367,7 +368,7 @@ def test_a_config_behind_a_registry_gets_no_hf_only_error(tmp_path):
     (tmp_path / ".git").mkdir()
     result = Engine(Settings(root=tmp_path)).lint_paths([str(tmp_path)])
     assert not result.internal_errors
-    assert [d.code for d in result.diagnostics if d.severity.label == "error"] == []
+    assert [d.code for d in result.diagnostics if d.code in ("DS250", "DS301")] == []
 
 
 def test_a_project_class_named_like_its_outside_base_is_not_its_own_base(tmp_path):

@@ -87,6 +87,9 @@ class Consumer:
     config_system: Evidence | None = None  # Hydra/OmegaConf use: YAML is read with OmegaConf's rules
     # What the program's imports say about a package's version: package -> (specifier, evidence).
     version_hints: dict = field(default_factory=dict)
+    # Rival trainers the program's imports hold (``_undecided``): evidence that no one kind can be
+    # assumed either, so the launch's flags must not pick one.
+    rivals: list[Evidence] = field(default_factory=list)
 
     @property
     def label(self) -> str:
@@ -144,8 +147,9 @@ def classify(program: Program) -> Consumer:
 
     undecided = _undecided(facts)
     if undecided is not None:
-        return Consumer(UNKNOWN, False, [], program=program.entry, facts=program, assumption=undecided,
-                        config_system=hydra)
+        why, rivals = undecided
+        return Consumer(UNKNOWN, False, [], program=program.entry, facts=program, assumption=why,
+                        config_system=hydra, rivals=rivals)
     for kind, prefixes in _TRAINERS:
         evidence = facts.first_use(*prefixes)
         if evidence is not None:
@@ -187,7 +191,7 @@ def classify(program: Program) -> Consumer:
                     assumption=f"{program.entry} {reason}", config_system=hydra)
 
 
-def _undecided(facts: Program) -> str | None:
+def _undecided(facts: Program) -> tuple[str, list[Evidence]] | None:
     """Why the program's kind cannot be told, when its imports hold rival trainers and the entry names none.
 
     A project module that imports every pipeline it offers (a registry: ``{"finetuner": Finetuner,
@@ -211,8 +215,10 @@ def _undecided(facts: Program) -> str | None:
         readers.setdefault(DEEPSPEED_READER.get(kind, kind), evidence)
     if len(readers) < 2:
         return None
-    shown = "; ".join(e.describe() for e in list(readers.values())[:3])
-    return f"{entry} names no trainer itself, and the modules it imports use rival ones ({shown}): which runs is chosen at run time"
+    rivals = list(readers.values())
+    shown = "; ".join(e.describe() for e in rivals[:3])
+    return (f"{entry} names no trainer itself, and the modules it imports use rival ones ({shown}): "
+            "which runs is chosen at run time"), rivals
 
 
 # Names one generation of a package exports and the other does not (checked in the wheels:

@@ -423,7 +423,8 @@ class Linker:
     def _consumer(self, plan: LaunchPlan, launch, base: Path) -> None:
         """Who reads this launch's files: the program, read statically; else a guess from the flags."""
         consumer = self._identify(plan, launch, base)
-        if not consumer.established:
+        # A program that holds rival trainers is evidence against any single guess from the flags.
+        if not consumer.established and not consumer.rivals:
             guess, why = _guess_consumer(plan, launch)
             if guess is not None:
                 consumer.assumption = f"assuming {LABEL[guess]} ({why}): {consumer.assumption}"
