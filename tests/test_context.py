@@ -8,7 +8,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 
 from dslint.cache import NameIndex
 from dslint.config import Scopes, Settings
