@@ -20,7 +20,8 @@ deepspeed is not installed. Commands (each a fresh process, as a pre-commit hook
   cache (the same run again, nothing changed: ``.dslint_cache/`` replays it);
 - the pre-commit case with launch context: one DeepSpeed config, changed before every run, named
   alone in a generated 1,000-file git repository whose launch scripts reference it (the reference
-  index is warm, the run cache misses), against the one-config run above;
+  index is warm, the run cache misses), against the same config changed and linted alone in a
+  folder of its own with the same options (the one-file run as pre-commit makes it);
 - yamllint on the corpus's YAML files and check-jsonschema on its JSON files (the same files
   dslint reads, which it also classifies, links and checks against far more rules).
 
@@ -59,6 +60,7 @@ BIN = Path(sys.executable).parent
 SCRIPTS_COLD = "dslint: launch scripts, cold"
 SCRIPTS_WARM = "dslint: launch scripts, warm cache"
 CHANGED_IN_REPO = "dslint: one changed config in a repository"
+CHANGED_ALONE = "dslint: one changed config alone"
 
 
 def tool(name: str) -> str | None:
@@ -211,7 +213,10 @@ def main() -> int:
             ("python -c pass", [sys.executable, "-c", "pass"], CORPUS, 0),
             ("dslint: one small config", [*cold, "--no-config", SMALL_CONFIG], CORPUS, 1),
         ]
-        before = {CHANGED_IN_REPO: Toggle(changed)}
+        alone = Path(tmp) / "alone"
+        alone.mkdir()
+        shutil.copyfile(changed, alone / changed.name)
+        before = {CHANGED_IN_REPO: Toggle(changed), CHANGED_ALONE: Toggle(alone / changed.name)}
         notes = []
         if yamllint:
             commands.append(("yamllint: one YAML file", [yamllint, one_yaml], CORPUS, 1))
@@ -238,6 +243,7 @@ def main() -> int:
         commands.append(("dslint: corpus", [*cold, "--no-config", "."], CORPUS, corpus_files))
         commands.append((SCRIPTS_COLD, [*cold, "--no-config", "."], scripts_dir, options.scripts))
         commands.append((SCRIPTS_WARM, [*dslint, "check", "--no-config", "."], scripts_dir, options.scripts))
+        commands.append((CHANGED_ALONE, [*dslint, "check", "--no-config", changed.name], alone, 1))
         commands.append((CHANGED_IN_REPO, [*dslint, "check", "--no-config", str(changed.relative_to(repository))], repository, 1))
         if yamllint:
             commands.append(("yamllint: corpus YAML", [yamllint, *yaml_files], CORPUS, len(yaml_files)))
@@ -284,10 +290,11 @@ def main() -> int:
         checks.append((f"one file faster than yamllint on one file: {one * 1000:.0f} ms vs {median_of('yamllint: one YAML file') * 1000:.0f} ms",
                        one < median_of("yamllint: one YAML file")))
     scripts_cold, scripts_warm, in_repo = median_of(SCRIPTS_COLD), median_of(SCRIPTS_WARM), median_of(CHANGED_IN_REPO)
+    one_changed = median_of(CHANGED_ALONE)
     checks.append((f"{options.scripts} launch scripts cold at most 1.5 s: {scripts_cold:.2f} s", scripts_cold <= 1.5))
     checks.append((f"{options.scripts} launch scripts with a warm cache at most 0.3 s: {scripts_warm:.2f} s", scripts_warm <= 0.3))
-    checks.append((f"one changed config in a {options.scripts}-file repository at most 2 × the one-config run: "
-                   f"{in_repo * 1000:.0f} ms vs {one * 1000:.0f} ms ({in_repo / one:.2f} ×)", in_repo <= 2 * one))
+    checks.append((f"one changed config in a {options.scripts}-file repository at most 2 × the same config alone: "
+                   f"{in_repo * 1000:.0f} ms vs {one_changed * 1000:.0f} ms ({in_repo / one_changed:.2f} ×)", in_repo <= 2 * one_changed))
     per_file = by["dslint: corpus"][4]
     for peer in ("yamllint: corpus YAML", "check-jsonschema: corpus JSON"):
         if peer in by:

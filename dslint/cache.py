@@ -106,6 +106,8 @@ class NameIndex:
         from dslint.context import mentioned_names
 
         key = os.path.abspath(path)
+        # the answer depends on the file's content even when it comes from the index unread
+        depends_on(key)
         answered = self._answered.get(key)
         if answered is not None:  # asked again in the same run (each step up the references asks)
             return answered
@@ -184,6 +186,7 @@ class Recorder:
         import dslint
 
         self.reads: set[str] = set()
+        self.signed: set[str] = set()
         self.lists: set[str] = set()
         self.looks: set[str] = set()
         own = [os.path.dirname(os.path.abspath(dslint.__file__)), sys.prefix, sys.base_prefix, sys.exec_prefix]
@@ -244,6 +247,7 @@ class Recorder:
         builtins.open = io.open = opened
         os.stat, os.lstat = looked(stat), looked(lstat)
         os.listdir, os.scandir = listed(listdir), listed(scandir)
+        _RECORDING.append(self)
         return self
 
     def __exit__(self, *exc) -> None:
@@ -251,6 +255,8 @@ class Recorder:
         import io
 
         builtins.open, io.open, os.stat, os.lstat, os.listdir, os.scandir = self._saved
+        if self in _RECORDING:
+            _RECORDING.remove(self)
 
     def inputs(self) -> dict[str, tuple]:
         """What each recorded path was, to compare with later: a read file's content hash, a listed
@@ -263,11 +269,25 @@ class Recorder:
                 out[path] = ("read", content_hash(data), len(data))
             except OSError:
                 out[path] = ("read", None, None)
+        for path in self.signed:
+            out.setdefault(path, ("signed", signature(path)))
         for path in self.lists:
             out.setdefault(path, ("list", _mtime(path)))
         for path in self.looks:
             out.setdefault(path, ("look", _kind(path)))
         return out
+
+
+_RECORDING: list[Recorder] = []
+
+
+def depends_on(path: str) -> None:
+    """Tell the recording run (if any) that its outcome depends on this file's content, which was
+    not opened (its size and modification time stand for it: the reference index's answers)."""
+    if _RECORDING:
+        kept = _RECORDING[-1]._keep(path)
+        if kept is not None:
+            _RECORDING[-1].signed.add(kept)
 
 
 def _mtime(path: str) -> int | None:
@@ -299,6 +319,9 @@ def unchanged(inputs: dict[str, tuple]) -> bool:
                 return False
         elif how == "list":
             if _mtime(path) != was:
+                return False
+        elif how == "signed":
+            if signature(path) != was:
                 return False
         else:
             try:

@@ -167,3 +167,14 @@ def test_a_damaged_document_is_read_again(project):
         kept.write_bytes(b"not a pickle")
     (project / "ds.json").write_text(MISMATCH.replace("4", "8"))
     assert codes(check("ds.json")[1]) == ["DS301"]
+
+
+def test_a_launch_that_starts_naming_the_config_runs_again(project, monkeypatch):
+    """A script that did not name the config is answered from the reference index without being
+    opened; when it is edited to name it, the named config's run is not replayed."""
+    (project / "train.sh").write_text("echo nothing here\n")
+    check("--fail-on", "error", "ds.json")  # another run reads train.sh into the reference index
+    assert codes(check("ds.json", monkeypatch=monkeypatch)[1]) == []
+    assert codes(check("ds.json", expect_lint=False, monkeypatch=monkeypatch)[1]) == []
+    (project / "train.sh").write_text(LAUNCH)
+    assert codes(check("ds.json", expect_lint=True, monkeypatch=monkeypatch)[1]) == ["DS301"]
