@@ -16,8 +16,17 @@ deepspeed is not installed. Commands (each a fresh process, as a pre-commit hook
   one config;
 - dslint on the whole ``../shared/corpus`` plus 1,000 generated launch scripts (written to a
   temporary directory), and on the corpus alone;
+- dslint on the 1,000 generated launch scripts alone, cold (``--no-cache``) and with a warm run
+  cache (the same run again, nothing changed: ``.dslint_cache/`` replays it);
+- the pre-commit case with launch context: one DeepSpeed config, changed before every run, named
+  alone in a generated 1,000-file git repository whose launch scripts reference it (the reference
+  index is warm, the run cache misses), against the same config changed and linted alone in a
+  folder of its own with the same options (the one-file run as pre-commit makes it);
 - yamllint on the corpus's YAML files and check-jsonschema on its JSON files (the same files
   dslint reads, which it also classifies, links and checks against far more rules).
+
+Every dslint row but the warm ones passes ``--no-cache``; the cache of the warm rows is kept in a
+temporary folder (``DSLINT_CACHE_DIR``), never in the corpus.
 
 Runs are interleaved (round after round, every command once per round) so that a noisy moment
 hits all commands alike, after one warm-up round that is not counted (it also writes the
@@ -48,6 +57,10 @@ CORPUS = ROOT.parent / "shared" / "corpus"
 SCHEMA = ROOT / "schemas" / "deepspeed.schema.json"
 SMALL_CONFIG = "axolotl-ai-cloud__axolotl/deepspeed_configs/zero1.json"
 BIN = Path(sys.executable).parent
+SCRIPTS_COLD = "dslint: launch scripts, cold"
+SCRIPTS_WARM = "dslint: launch scripts, warm cache"
+CHANGED_IN_REPO = "dslint: one changed config in a repository"
+CHANGED_ALONE = "dslint: one changed config alone"
 
 
 def tool(name: str) -> str | None:
@@ -78,7 +91,7 @@ FLAGS = ["--per_device_train_batch_size {b}", "--gradient_accumulation_steps {g}
          "--output_dir out/$RUN", "--max_grad_norm 1.0", "--warmup_steps 10", "--lr_scheduler_type cosine", "--num_train_epochs 3"]
 
 
-def generate_scripts(directory: Path, count: int, configs: list[Path]) -> list[Path]:
+def generate_scripts(directory: Path, count: int, configs: list[Path] | list[str]) -> list[Path]:
     rng = random.Random(0)
     paths = []
     for index in range(count):
@@ -97,6 +110,36 @@ def generate_scripts(directory: Path, count: int, configs: list[Path]) -> list[P
         path.write_text("\n".join(lines) + "\n")
         paths.append(path)
     return paths
+
+
+def generate_repository(directory: Path, files: int, configs: list[Path]) -> Path:
+    """A git work tree of ``files`` files: DeepSpeed configs under configs/ and launch scripts
+    under scripts/ that name them relative to the root. Returns the config to change and lint."""
+    (directory / "configs").mkdir(parents=True)
+    (directory / "scripts").mkdir()
+    names = []
+    for index, config in enumerate(configs):
+        name = f"configs/ds_{index:02d}.json"
+        shutil.copyfile(config, directory / name)
+        names.append(name)
+    generate_scripts(directory / "scripts", files - len(names), names)
+    if shutil.which("git"):
+        subprocess.run(["git", "init", "-q", str(directory)], check=False)
+    else:
+        (directory / ".git").mkdir()
+    return directory / names[0]
+
+
+class Toggle:
+    """Changes a config before each run: a trailing newline on, then off, so every run misses the
+    run cache while the reference index stays warm."""
+
+    def __init__(self, path: Path):
+        self.path, self.text, self.flip = path, path.read_text(encoding="utf-8").rstrip("\n"), False
+
+    def __call__(self) -> None:
+        self.flip = not self.flip
+        self.path.write_text(self.text + ("\n\n" if self.flip else "\n"), encoding="utf-8")
 
 
 # ---- measuring -----------------------------------------------------------------------------------
@@ -148,6 +191,7 @@ def main() -> int:
         return 2
     env = environment()
     dslint = [tool("dslint")] if tool("dslint") else [sys.executable, "-m", "dslint"]
+    cold = [*dslint, "check", "--no-cache"]
     yamllint, check_jsonschema = tool("yamllint"), tool("check-jsonschema")
     yaml_files = sorted(str(p.relative_to(CORPUS)) for p in CORPUS.rglob("*") if p.suffix in (".yaml", ".yml"))
     json_files = sorted(str(p.relative_to(CORPUS)) for p in CORPUS.rglob("*.json"))
@@ -158,13 +202,21 @@ def main() -> int:
         scripts_dir = Path(tmp) / "scripts"
         scripts_dir.mkdir()
         generate_scripts(scripts_dir, options.scripts, ds_configs)
-        corpus_files = len(yaml_files) + len(json_files)
+        repository = Path(tmp) / "repository"
+        changed = generate_repository(repository, options.scripts, ds_configs)
+        env["DSLINT_CACHE_DIR"] = str(Path(tmp) / "cache")
+        script_files = [p for p in CORPUS.rglob("*") if p.suffix in (".sh", ".bash", ".slurm", ".sbatch")]
+        corpus_files = len(yaml_files) + len(json_files) + len(script_files)
 
         # (label, argv, cwd, files)
         commands: list[tuple[str, list[str], Path, int]] = [
             ("python -c pass", [sys.executable, "-c", "pass"], CORPUS, 0),
-            ("dslint: one small config", [*dslint, "check", "--no-config", SMALL_CONFIG], CORPUS, 1),
+            ("dslint: one small config", [*cold, "--no-config", SMALL_CONFIG], CORPUS, 1),
         ]
+        alone = Path(tmp) / "alone"
+        alone.mkdir()
+        shutil.copyfile(changed, alone / changed.name)
+        before = {CHANGED_IN_REPO: Toggle(changed), CHANGED_ALONE: Toggle(alone / changed.name)}
         notes = []
         if yamllint:
             commands.append(("yamllint: one YAML file", [yamllint, one_yaml], CORPUS, 1))
@@ -186,9 +238,13 @@ def main() -> int:
             commands.append(("DeepSpeedConfig: one config", [sys.executable, "-c", load], CORPUS, 1))
         else:
             notes.append("deepspeed is not installed: DeepSpeedConfig skipped")
-        commands.append((f"dslint: corpus + {options.scripts} scripts", [*dslint, "check", "--no-config", ".", str(scripts_dir)], CORPUS,
+        commands.append((f"dslint: corpus + {options.scripts} scripts", [*cold, "--no-config", ".", str(scripts_dir)], CORPUS,
                          corpus_files + options.scripts))
-        commands.append(("dslint: corpus", [*dslint, "check", "--no-config", "."], CORPUS, corpus_files))
+        commands.append(("dslint: corpus", [*cold, "--no-config", "."], CORPUS, corpus_files))
+        commands.append((SCRIPTS_COLD, [*cold, "--no-config", "."], scripts_dir, options.scripts))
+        commands.append((SCRIPTS_WARM, [*dslint, "check", "--no-config", "."], scripts_dir, options.scripts))
+        commands.append((CHANGED_ALONE, [*dslint, "check", "--no-config", changed.name], alone, 1))
+        commands.append((CHANGED_IN_REPO, [*dslint, "check", "--no-config", str(changed.relative_to(repository))], repository, 1))
         if yamllint:
             commands.append(("yamllint: corpus YAML", [yamllint, *yaml_files], CORPUS, len(yaml_files)))
         if check_jsonschema:
@@ -200,6 +256,8 @@ def main() -> int:
         for round_number in range(options.rounds + 1):
             speed.append(calibration())
             for label, argv, cwd, _ in commands:
+                if label in before:
+                    before[label]()
                 elapsed = run_once(argv, env, cwd)
                 if round_number:  # round 0 warms caches and writes bytecode
                     times[label].append(elapsed)
@@ -231,8 +289,12 @@ def main() -> int:
     if median_of("yamllint: one YAML file"):
         checks.append((f"one file faster than yamllint on one file: {one * 1000:.0f} ms vs {median_of('yamllint: one YAML file') * 1000:.0f} ms",
                        one < median_of("yamllint: one YAML file")))
-    corpus = median_of("dslint: corpus")
-    checks.append((f"whole corpus ({corpus_files} files) under 1 s: {corpus:.2f} s", corpus < 1.0))
+    scripts_cold, scripts_warm, in_repo = median_of(SCRIPTS_COLD), median_of(SCRIPTS_WARM), median_of(CHANGED_IN_REPO)
+    one_changed = median_of(CHANGED_ALONE)
+    checks.append((f"{options.scripts} launch scripts cold at most 1.5 s: {scripts_cold:.2f} s", scripts_cold <= 1.5))
+    checks.append((f"{options.scripts} launch scripts with a warm cache at most 0.3 s: {scripts_warm:.2f} s", scripts_warm <= 0.3))
+    checks.append((f"one changed config in a {options.scripts}-file repository at most 2 × the same config alone: "
+                   f"{in_repo * 1000:.0f} ms vs {one_changed * 1000:.0f} ms ({in_repo / one_changed:.2f} ×)", in_repo <= 2 * one_changed))
     per_file = by["dslint: corpus"][4]
     for peer in ("yamllint: corpus YAML", "check-jsonschema: corpus JSON"):
         if peer in by:

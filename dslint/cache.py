@@ -93,6 +93,7 @@ class NameIndex:
         self.path = self.folder / "names.json" if self.folder is not None else None
         self.entries: dict[str, list] = {}
         self.changed = False
+        self._answered: dict[str, frozenset[str]] = {}
         if self.path is not None:
             try:
                 loaded = json.loads(self.path.read_text(encoding="utf-8"))
@@ -105,6 +106,15 @@ class NameIndex:
         from dslint.context import mentioned_names
 
         key = os.path.abspath(path)
+        # the answer depends on the file's content even when it comes from the index unread
+        depends_on(key)
+        answered = self._answered.get(key)
+        if answered is not None:  # asked again in the same run (each step up the references asks)
+            return answered
+        self._answered[key] = found = self._names(key, mentioned_names)
+        return found
+
+    def _names(self, key: str, mentioned_names) -> frozenset[str]:
         now = signature(key)
         if now is None:
             return frozenset()
@@ -133,7 +143,7 @@ class NameIndex:
         self.changed = False
 
 
-__all__ = ["CACHE_FOLDER", "NameIndex", "cache_root", "content_hash", "signature", "write_atomically"]
+__all__ = ["CACHE_FOLDER", "DocumentCache", "NameIndex", "cache_root", "content_hash", "signature", "write_atomically"]
 
 
 # --------------------------------------------------------------------------------------------
@@ -176,12 +186,14 @@ class Recorder:
         import dslint
 
         self.reads: set[str] = set()
+        self.signed: set[str] = set()
         self.lists: set[str] = set()
         self.looks: set[str] = set()
         own = [os.path.dirname(os.path.abspath(dslint.__file__)), sys.prefix, sys.base_prefix, sys.exec_prefix]
         if cache is not None:  # the cache's own files (the name index) change with every run
             own.append(os.path.abspath(cache))
         self._skip = tuple(os.path.join(p, "") for p in own if p)
+        self._kept: dict[str, str | None] = {}
         self._saved = None
 
     def _keep(self, path) -> str | None:
@@ -191,9 +203,15 @@ class Recorder:
             text = os.fsdecode(path)
         except TypeError:
             return None
+        try:
+            return self._kept[text]
+        except KeyError:
+            pass
         absolute = os.path.abspath(text)
         if absolute.startswith(self._skip) or absolute.startswith(("/proc/", "/dev/", "/sys/")):
-            return None
+            absolute = None
+        if len(self._kept) < 100_000:  # the same paths are looked at again and again (a walk, then the linker)
+            self._kept[text] = absolute
         return absolute
 
     def __enter__(self) -> "Recorder":
@@ -229,6 +247,7 @@ class Recorder:
         builtins.open = io.open = opened
         os.stat, os.lstat = looked(stat), looked(lstat)
         os.listdir, os.scandir = listed(listdir), listed(scandir)
+        _RECORDING.append(self)
         return self
 
     def __exit__(self, *exc) -> None:
@@ -236,22 +255,39 @@ class Recorder:
         import io
 
         builtins.open, io.open, os.stat, os.lstat, os.listdir, os.scandir = self._saved
+        if self in _RECORDING:
+            _RECORDING.remove(self)
 
     def inputs(self) -> dict[str, tuple]:
         """What each recorded path was, to compare with later: a read file's content hash, a listed
         folder's modification time, and for anything only looked at, whether it was there and what."""
         out: dict[str, tuple] = {}
-        for path in self.reads:
+        for path in self.reads:  # first: an edit is most often found here, and cheaply by size
             try:
                 with open(path, "rb") as handle:
-                    out[path] = ("read", content_hash(handle.read()))
+                    data = handle.read()
+                out[path] = ("read", content_hash(data), len(data))
             except OSError:
-                out[path] = ("read", None)
+                out[path] = ("read", None, None)
+        for path in self.signed:
+            out.setdefault(path, ("signed", signature(path)))
         for path in self.lists:
             out.setdefault(path, ("list", _mtime(path)))
         for path in self.looks:
             out.setdefault(path, ("look", _kind(path)))
         return out
+
+
+_RECORDING: list[Recorder] = []
+
+
+def depends_on(path: str) -> None:
+    """Tell the recording run (if any) that its outcome depends on this file's content, which was
+    not opened (its size and modification time stand for it: the reference index's answers)."""
+    if _RECORDING:
+        kept = _RECORDING[-1]._keep(path)
+        if kept is not None:
+            _RECORDING[-1].signed.add(kept)
 
 
 def _mtime(path: str) -> int | None:
@@ -270,13 +306,22 @@ def _kind(path: str) -> str | None:
 
 
 def unchanged(inputs: dict[str, tuple]) -> bool:
-    """Is every recorded input as it was?"""
-    for path, (how, was) in inputs.items():
+    """Is every recorded input as it was? (In recorded order: the read files come first.)"""
+    for path, (how, was, *size) in inputs.items():
+        if how == "read" and size and size[0] is not None:
+            try:
+                if os.stat(path).st_size != size[0]:
+                    return False
+            except OSError:
+                return False
         if how == "look":
             if _kind(path) != was:
                 return False
         elif how == "list":
             if _mtime(path) != was:
+                return False
+        elif how == "signed":
+            if signature(path) != was:
                 return False
         else:
             try:
@@ -289,12 +334,65 @@ def unchanged(inputs: dict[str, tuple]) -> bool:
     return True
 
 
+class DocumentCache:
+    """Parsed documents by content, display name and dslint build: for the files a launch
+    context reads (dslint.context), which stay the same while the config they name changes."""
+
+    #: Larger files are read as usual: launch scripts and training configs are small.
+    LIMIT = 256 * 1024
+
+    def __init__(self, root: Path | None):
+        folder = _prepare(root) if root is not None else None
+        self.folder = folder / "documents" if folder is not None else None
+
+    def bytes_of(self, path: Path) -> bytes | None:
+        found = signature(path)
+        if self.folder is None or found is None or found[0] > self.LIMIT:
+            return None
+        try:
+            with open(path, "rb") as handle:
+                return handle.read(self.LIMIT + 1)
+        except OSError:
+            return None
+
+    def key(self, display: str, data: bytes) -> str:
+        return content_hash(b"\0".join([_build_id_once().encode("utf-8"), display.encode("utf-8", "surrogateescape"), data]))
+
+    def load(self, key: str):
+        import pickle
+
+        try:
+            with open(self.folder / f"{key}.pickle", "rb") as handle:
+                return pickle.load(handle)
+        except Exception:  # absent, cut short, or from another Python: read the file again
+            return None
+
+    def store(self, key: str, document) -> None:
+        import pickle
+
+        try:
+            self.folder.mkdir(exist_ok=True)
+            data = pickle.dumps(document, protocol=pickle.HIGHEST_PROTOCOL)
+        except (OSError, pickle.PicklingError, TypeError, AttributeError, RecursionError):
+            return
+        write_atomically(self.folder / f"{key}.pickle", data)
+
+
+_BUILD_ID: list[str] = []
+
+
+def _build_id_once() -> str:
+    if not _BUILD_ID:
+        _BUILD_ID.append(_build_id())
+    return _BUILD_ID[0]
+
+
 class RunCache:
     """One cached run per command: its key, what it read, and what it reported."""
 
     def __init__(self, root: Path | None, key_parts: list[str]):
         self.folder = _prepare(root) if root is not None else None
-        key = content_hash("\0".join([_build_id(), os.getcwd(), *key_parts]).encode("utf-8")) if self.folder else ""
+        key = content_hash("\0".join([_build_id_once(), os.getcwd(), *key_parts]).encode("utf-8")) if self.folder else ""
         self.path = self.folder / "runs" / f"{key}.pickle" if self.folder is not None else None
 
     def load(self):
@@ -305,10 +403,12 @@ class RunCache:
             return None
         try:
             with open(self.path, "rb") as handle:
-                inputs, payload = pickle.load(handle)
+                # the inputs first, and the findings only when they are still what was read
+                if not unchanged(pickle.load(handle)):
+                    return None
+                return pickle.load(handle)
         except Exception:  # a cache from elsewhere, cut short or unreadable: run again
             return None
-        return payload if unchanged(inputs) else None
 
     def store(self, recorder: Recorder, payload) -> None:
         import pickle
@@ -317,7 +417,8 @@ class RunCache:
             return
         try:
             self.path.parent.mkdir(exist_ok=True)
-            data = pickle.dumps((recorder.inputs(), payload), protocol=pickle.HIGHEST_PROTOCOL)
+            data = (pickle.dumps(recorder.inputs(), protocol=pickle.HIGHEST_PROTOCOL)
+                    + pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL))
         except (OSError, pickle.PicklingError, TypeError, AttributeError):
             return
         write_atomically(self.path, data)

@@ -279,7 +279,7 @@ def check(paths, fmt, output_file, statistics, select, extend_select, ignore, ex
         return
     try:
         run, outcome = _check(paths, fmt, fix, fix_only, diff, add_noqa, unsafe_fixes, stdin_filename, quiet, rules, plugin_errors,
-                              config_file, no_config, adjust, recorded=recording is not None)
+                              config_file, no_config, adjust, recorded=recording is not None, cache=not no_cache)
     finally:
         if recording is not None:
             recording.__exit__(None, None, None)
@@ -308,7 +308,7 @@ class _CachedRun:
 
 
 def _check(paths, fmt, fix, fix_only, diff, add_noqa, unsafe_fixes, stdin_filename, quiet, rules, plugin_errors, config_file, no_config, adjust,
-           recorded=False):
+           recorded=False, cache=True):
     """Read the settings, find and lint the files (fixing them when asked): (run, fix outcome)."""
     from dslint.config import ConfigError
     from dslint.discovery import PathError
@@ -338,7 +338,7 @@ def _check(paths, fmt, fix, fix_only, diff, add_noqa, unsafe_fixes, stdin_filena
         _fail("; ".join(dict.fromkeys(problems)))
 
     def lint(overrides=None, *, split=False):
-        return workspace.lint(found, scopes, rules, plugin_errors, overrides, split=split, progress=progress)
+        return workspace.lint(found, scopes, rules, plugin_errors, overrides, split=split, progress=progress, cache=cache)
 
     progress = _Progress(len(found[0]))
     if add_noqa:

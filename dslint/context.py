@@ -70,12 +70,15 @@ def context_candidates(candidates, scopes, cwd: Path, index) -> list:
     wanted = {c.path.name for c in given}
     added: list = []
     for _ in range(DEPTH):
-        step = [c for c in pool if c not in added and wanted & index.names(c.path)]
+        # each file joins once: taken ones leave the pool (compared by identity, not field by field)
+        step, rest = [], []
+        for c in pool:
+            (step if wanted & index.names(c.path) else rest).append(c)
         if not step:
             break
         added.extend(step)
         wanted = {c.path.name for c in step}
-        pool = [c for c in pool if c not in step]
+        pool = rest
     index.save()
     return [replace(c, context=True) for c in added]
 

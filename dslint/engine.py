@@ -9,7 +9,7 @@ of every code in them (used, unused, unknown, or not judged because its rule did
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from dslint.config import Scopes, Settings
@@ -93,6 +93,8 @@ class Engine:
         self.rules = [r for r in rules if is_selected(r, settings)]
         self.context = Context(settings=settings)
         self.files_read = 0  # read by the command line's progress line
+        # parsed documents of the files read for launch context, kept across runs (dslint.cache)
+        self.document_cache = None
 
     # files ----------------------------------------------------------------------------
 
@@ -125,7 +127,8 @@ class Engine:
             document = self.read(candidate, result, overrides.get(candidate.display))
             if document is not None:
                 documents.append(document)
-        return self.lint_documents(documents, result, overrides)
+        context = {c.display for c in candidates if c.context}
+        return self.lint_documents(documents, result, overrides, context=context)
 
     def lint_bytes(self, display: str, data: bytes) -> RunResult:
         result = RunResult(plugin_errors=list(self.plugin_errors))
@@ -137,6 +140,8 @@ class Engine:
         a parser's failure is noted in ``result``, and the other files go on."""
         if data is None:
             self.files_read += 1
+        if candidate.context and data is None and self.document_cache is not None:
+            return self._read_kept(candidate, result)
         try:
             return read_candidate(candidate, data)
         except Skipped as exc:
@@ -145,11 +150,30 @@ class Engine:
             result.internal_errors.append(InternalError(candidate.display, _summary(exc)))
         return None
 
+    def _read_kept(self, candidate: Candidate, result: RunResult) -> Document | None:
+        """A context file's document from the document cache when its bytes are unchanged: the
+        same launch scripts are read on every pre-commit run of the configs they name."""
+        data = self.document_cache.bytes_of(candidate.path)
+        if data is None:  # not a small regular file: read as any other file
+            return self.read(replace(candidate, context=False), result)
+        key = self.document_cache.key(candidate.display, data)
+        document = self.document_cache.load(key)
+        if document is None:
+            document = self.read(replace(candidate, context=False), result, data)
+            if document is not None:
+                self.document_cache.store(key, document)
+        return document
+
     # rules ----------------------------------------------------------------------------
 
     def lint_documents(self, documents: list[Document], result: RunResult | None = None, overrides: dict[str, bytes] | None = None,
-                       *, adopt=None) -> RunResult:
-        """``adopt``: files another process reads (dslint.split.Adoptable), read here when a launch names one."""
+                       *, adopt=None, context: set[str] = frozenset()) -> RunResult:
+        """``adopt``: files another process reads (dslint.split.Adoptable), read here when a launch names one.
+
+        ``context``: documents read only for the launches they make (dslint.context). The rules of
+        one document and the suppression judges skip them: what those find stays in that file, and
+        only findings that involve a named file are reported from a context run.
+        """
         result = result or RunResult(plugin_errors=list(self.plugin_errors))
         plans, linked = self.link(documents, result, overrides or {}, adopt=adopt)
         documents = documents + linked
@@ -160,6 +184,8 @@ class Engine:
         result.layouts = self.layouts(plans, documents, result)
         targets = {"document": documents, "deepspeed": self.deepspeed_uses(documents, plans), "launch": plans,
                    "layout": result.layouts}
+        if context:
+            targets["document"] = [document for document in documents if document.path not in context]
         work = [
             (found, target)
             for found in self.rules
@@ -172,7 +198,8 @@ class Engine:
         result.diagnostics = self._filter(raw, documents, scans)
         judges = [r for r in self.rules if r.target == "suppressions"]
         if judges:
-            result.diagnostics = sorted(result.diagnostics + self._judge_suppressions(judges, documents, scans, failed, result), key=Diagnostic.sort_key)
+            judged = [document for document in documents if document.path not in context]
+            result.diagnostics = sorted(result.diagnostics + self._judge_suppressions(judges, judged, scans, failed, result), key=Diagnostic.sort_key)
         return result
 
     def _run_pairs(self, work: list[tuple[Rule, object]], result: RunResult) -> tuple[list[Diagnostic], set]:

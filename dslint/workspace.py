@@ -34,14 +34,21 @@ def find(paths: list[str], scopes: Scopes, cwd: Path | None = None) -> tuple[lis
 
 
 def lint(found: tuple[list[Candidate], list[tuple[str, str]]], scopes: Scopes, rules: list[Rule], plugin_errors: list[PluginError],
-         overrides: dict[str, bytes] | None = None, *, split: bool = False, progress=None, context: bool = True) -> WorkspaceRun:
+         overrides: dict[str, bytes] | None = None, *, split: bool = False, progress=None, context: bool = True,
+         cache: bool = True) -> WorkspaceRun:
     """Lint what ``find`` found, one engine per settings object; ``progress.engines`` gets each engine (the CLI's progress line).
 
     ``context``: configs named on the command line are linted with the launches of their
     repository that name them (dslint.context), whose findings count where they involve a given file.
+    ``cache``: keep what that finds (the reference index, the parsed launches) in .dslint_cache/.
     """
     candidates, skipped = found
-    extra = _context(candidates, scopes) if context else []
+    root = None
+    if cache:
+        from dslint.cache import cache_root
+
+        root = cache_root()
+    extra = _context(candidates, scopes, root) if context else []
     if extra:
         candidates = candidates + extra
         split = False  # a handful of files: nothing to share out
@@ -54,6 +61,10 @@ def lint(found: tuple[list[Candidate], list[tuple[str, str]]], scopes: Scopes, r
     runs = []
     for index, (settings, members) in enumerate(groups.values()):
         engine = Engine(settings, rules=rules, plugin_errors=plugin_errors)
+        if extra and root is not None:
+            from dslint.cache import DocumentCache
+
+            engine.document_cache = DocumentCache(root)
         if progress is not None:
             progress.engines.append(engine)
         runs.append((settings, engine.lint_found(members, skipped if index == 0 else [], overrides, split=split)))
@@ -66,14 +77,14 @@ def lint(found: tuple[list[Candidate], list[tuple[str, str]]], scopes: Scopes, r
     return WorkspaceRun(_merge([result for _, result in runs], plugin_errors), runs)
 
 
-def _context(candidates: list[Candidate], scopes: Scopes) -> list[Candidate]:
+def _context(candidates: list[Candidate], scopes: Scopes, root: Path | None) -> list[Candidate]:
     from dslint.context import context_candidates, wants_context
 
     if not wants_context(candidates):
         return []
-    from dslint.cache import NameIndex, cache_root
+    from dslint.cache import NameIndex
 
-    return context_candidates(candidates, scopes, Path.cwd(), NameIndex(cache_root()))
+    return context_candidates(candidates, scopes, Path.cwd(), NameIndex(root))
 
 
 def _only_what_involves(result: RunResult, context: set[str], given: set[str]) -> None:

@@ -6,7 +6,6 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -99,13 +98,14 @@ def test_a_damaged_cache_is_not_used(project, monkeypatch):
 
 
 @pytest.mark.parametrize("how", ["--no-cache", "DSLINT_NO_CACHE"])
-def test_the_cache_can_be_turned_off(project, monkeypatch, how):
-    args = ["--no-cache", "."] if how == "--no-cache" else ["."]
+@pytest.mark.parametrize("path", [".", "ds.json"])  # a named config also reads its launch context
+def test_the_cache_can_be_turned_off(project, monkeypatch, how, path):
+    args = ["--no-cache", path] if how == "--no-cache" else [path]
     if how == "DSLINT_NO_CACHE":
         monkeypatch.setenv("DSLINT_NO_CACHE", "1")
-    check(*args, monkeypatch=monkeypatch)
+    assert codes(check(*args, monkeypatch=monkeypatch)[1]) == ["DS301"]
     check(*args, expect_lint=True, monkeypatch=monkeypatch)
-    assert not (project / ".dslint_cache" / "0.1.0" / "runs").exists()
+    assert not (project / ".dslint_cache").exists()  # nothing read from it, nothing written
 
 
 def test_fixing_never_uses_the_cache(project, monkeypatch):
@@ -129,3 +129,52 @@ def test_a_config_named_alone_is_replayed_too(project, monkeypatch):
     first = check("ds.json", expect_lint=True, monkeypatch=monkeypatch)
     assert codes(first[1]) == ["DS301"]
     assert check("ds.json", expect_lint=False, monkeypatch=monkeypatch) == first
+
+
+def _documents(project):
+    return sorted((project / ".dslint_cache").glob("*/documents/*.pickle"))
+
+
+def test_a_context_launch_is_parsed_once_while_its_config_changes(project, monkeypatch):
+    """The launch script read for a named config's context is kept parsed; each edit of the config
+    is linted against it again, with the same findings as a run that parses it afresh."""
+    from dslint.documents import shell
+
+    assert codes(check("ds.json")[1]) == ["DS301"]
+    kept = _documents(project)
+    assert len(kept) == 1  # train.sh: the config named on the command line is never kept
+
+    parsed = []
+    original = shell.parse_script
+    monkeypatch.setattr(shell, "parse_script", lambda *a, **k: parsed.append(a) or original(*a, **k))
+    (project / "ds.json").write_text(MISMATCH.replace("4", "8"))
+    with_cache = check("ds.json")
+    assert parsed == [] and codes(with_cache[1]) == ["DS301"]
+    assert with_cache == check("--no-cache", "ds.json")
+    assert len(parsed) == 1
+
+
+def test_an_edited_launch_is_parsed_again(project, monkeypatch):
+    check("ds.json")
+    (project / "train.sh").write_text(LAUNCH.replace("--per_device_train_batch_size 2", "--per_device_train_batch_size 4"))
+    assert codes(check("ds.json")[1]) == []  # the launch now agrees with the config
+    assert len(_documents(project)) == 2
+
+
+def test_a_damaged_document_is_read_again(project):
+    check("ds.json")
+    for kept in _documents(project):
+        kept.write_bytes(b"not a pickle")
+    (project / "ds.json").write_text(MISMATCH.replace("4", "8"))
+    assert codes(check("ds.json")[1]) == ["DS301"]
+
+
+def test_a_launch_that_starts_naming_the_config_runs_again(project, monkeypatch):
+    """A script that did not name the config is answered from the reference index without being
+    opened; when it is edited to name it, the named config's run is not replayed."""
+    (project / "train.sh").write_text("echo nothing here\n")
+    check("--fail-on", "error", "ds.json")  # another run reads train.sh into the reference index
+    assert codes(check("ds.json", monkeypatch=monkeypatch)[1]) == []
+    assert codes(check("ds.json", expect_lint=False, monkeypatch=monkeypatch)[1]) == []
+    (project / "train.sh").write_text(LAUNCH)
+    assert codes(check("ds.json", expect_lint=True, monkeypatch=monkeypatch)[1]) == ["DS301"]

@@ -311,7 +311,7 @@ def test_readme_memory_fit_snippet_shows_real_output(tmp_path, monkeypatch):
     target.parent.mkdir(parents=True)
     target.write_text(script, encoding="utf-8")
     monkeypatch.chdir(tmp_path)
-    run = CliRunner().invoke(main, [args[0], "--no-config", *args[1:]], catch_exceptions=False)
+    run = invoke([args[0], "--no-config", *args[1:]])
     assert run.exit_code == 1
     assert run.output == shown.group(2)
 

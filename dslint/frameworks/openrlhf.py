@@ -135,7 +135,7 @@ def batch(plan) -> Batch | None:
     if tp.value > 1:
         return Batch(world, origin, bsz, micro, ring, tp, ds_batch, accumulation, None, judged=False, world_span=span)
     if accumulation < 1:
-        failure = f"DeepSpeed asserts 'Gradient accumulation steps: 0 has to be greater than 0'"
+        failure = "DeepSpeed asserts 'Gradient accumulation steps: 0 has to be greater than 0'"
     elif accumulation * micro.value * world != ds_batch:
         failure = (f"DeepSpeed asserts 'train_batch_size is not equal to micro_batch_per_gpu * gradient_acc_step * world_size "
                    f"{ds_batch} != {micro.value} * {accumulation} * {world}'")

@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from dslint.documents.model import Document, Mapping, Scalar

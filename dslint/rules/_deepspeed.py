@@ -219,7 +219,9 @@ def introduced_in(path: tuple) -> str | None:
     return key_history(dotted(path)).get("introduced")
 
 
+@lru_cache(maxsize=4096)
 def _read_in(path: tuple, version: tuple) -> bool:
+    """Does the release ``version`` read the key at ``path``? (Every config of every launch asks.)"""
     name = dotted(path)
     if name == "compile" and (version < parse_version("0.13.2") or parse_version("0.14.4") <= version < parse_version("0.16.6")):
         return False  # `compile` came in 0.13.2 (CompileConfig), and was not read between 0.14.4 and 0.16.5

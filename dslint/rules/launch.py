@@ -944,7 +944,7 @@ def swift_config_flag(plan, context):
         return
     if plan.launcher == "megatron" and plan.arg("use_ray") is not None:
         return
-    from dslint.rules._training import arg_space, in_use
+    from dslint.rules._training import in_use
 
     use = in_use("ms-swift", plan.origin.path if plan.origin is not None else None, context.settings, plan.program)
     # ms-swift 3.x reads `--config file.yaml` (swift/cli/main.py prepare_config_args)

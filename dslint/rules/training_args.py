@@ -20,7 +20,7 @@ from dslint.launch.consumer import program_arguments
 from dslint.rule import rule
 from dslint.rules import _training
 from dslint.rules._training import (
-    PACKAGE_LABEL, ArgSpace, InUse, arg_space, documented, generations, in_use, other_generations, plan_sets,
+    PACKAGE_LABEL, ArgSpace, InUse, arg_space, documented, generations, in_use, plan_sets,
 )
 from dslint.versions import compare
 
@@ -718,8 +718,6 @@ def invalid_training_choice(plan, context):
         same_everywhere = len(rejected) == len(spaces) and len({tuple(sorted(map(str, sp.lookup(name)[1].get("enum") or [])))
                                                                 for sp in spaces.values()}) == 1
         lowered = [c for c in valid if isinstance(c, str) and isinstance(value, str) and c.lower() == value.lower()]
-        import difflib
-
         close = lowered or difflib.get_close_matches(str(value), [str(c) for c in valid], n=1, cutoff=0.6)
         fix = None
         if close and span is not None and verdict.everywhere:

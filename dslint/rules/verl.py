@@ -219,7 +219,7 @@ def _verl_micro_batch(plan, context):
         if batch.per_worker == 0 and batch.role == "actor":
             yield Finding(
                 _at(plan, batch.mini, model.n),
-                f"the actor's mini batch is 0 samples per GPU",
+                "the actor's mini batch is 0 samples per GPU",
                 note=f"{how} = 0; verl asserts 'ppo_mini_batch_size 0 should be larger than 0 after normalization'{hedge}",
                 related=_related(*factors), severity=severity,
             )

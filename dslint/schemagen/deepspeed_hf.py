@@ -28,7 +28,6 @@ import argparse
 import copy
 import json
 import sys
-from pathlib import Path
 
 from dslint.schemagen import load_schema, schema_path
 

@@ -36,14 +36,12 @@ from dslint.source import SourceFile, Span
 
 from .launchers import LAUNCH_ENV_VARS, LAUNCHER_NAMES, is_launch_env_var, is_launcher_name
 from .model import Assignment, Command, FunctionDef, Heredoc, RuntimeFailure, Script, Trap, Value, VarRef, Word, split_word
-from .syntax import BASH_VERSION, Complaint, check
-from .traps import env_after_command, find_traps
-from .treesitter import parser
-from .unread import Unread, read_tree
+from .unread import Unread
 from .slurm import SbatchJob, read_directives
-from .substitution import BAD_SUBSTITUTION_NOTE, bad_substitution_message, bad_substitutions
 from .variables import Ctx, unknown_var
-from .walker import Walker
+
+# The reader itself (tree-sitter, the bash grammar, the walker) is imported by parse_script: a
+# document kept parsed in .dslint_cache/ comes back with the model alone.
 
 __all__ = [
     "Word",
@@ -69,6 +67,13 @@ __all__ = [
 
 def parse_script(source: SourceFile) -> Script:
     """Read a shell script statically. Never raises for bad input; problems are reported."""
+    from .substitution import BAD_SUBSTITUTION_NOTE, bad_substitution_message, bad_substitutions
+    from .syntax import BASH_VERSION, check
+    from .traps import env_after_command, find_traps
+    from .treesitter import parser
+    from .unread import read_tree
+    from .walker import Walker
+
     script = Script(source=source)
     data = source.utf8
     tree = parser().parse(data)
@@ -118,6 +123,8 @@ def _read_around(source: SourceFile, data: bytes, units):
     """Blank out (keeping newlines and offsets) each top-level command that tree-sitter cannot
     read on its own, and parse again, so that every other command is read.
     Returns (data, tree, the commands left unread)."""
+    from .treesitter import parser
+
     ascii_text = len(data) == len(source.text)
 
     def to_byte(offset: int) -> int:
@@ -138,8 +145,10 @@ def _read_around(source: SourceFile, data: bytes, units):
 _PLACEHOLDER = re.compile(r"<[^<>\s][^<>\n]*>")
 
 
-def syntax_problem(source: SourceFile, complaint: Complaint) -> ParseProblem:
-    """bash's complaint, at the line bash names (the whole line, without its indentation)."""
+def syntax_problem(source: SourceFile, complaint) -> ParseProblem:
+    """bash's complaint (a syntax.Complaint), at the line bash names (the whole line, without its indentation)."""
+    from .syntax import BASH_VERSION
+
     line = min(complaint.line, source.line_count)
     start, end = source.line_start(line), source.line_end(line)
     text = source.text[start:end]
