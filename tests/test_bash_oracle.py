@@ -126,3 +126,21 @@ def test_corpus_launch_scripts_agree_with_bash(corpus):
     ]
     assert wrong == []
     assert sum(v is not None for v in expected) >= 25  # the corpus has real syntax errors
+
+
+# Words that end in an unexpected place, with a backslash-newline inside or outside single quotes
+# (bash keeps it inside '...' and $'...', and removes it elsewhere, also in "..." and $(...)), and
+# a `$'` that is escaped or quoted, which is no ANSI-C string. Found by the generated comparison.
+QUOTED_CONTINUATIONS = [
+    "case b=c 'ab \\\nc' in\nfi) 'x\nesac\n",
+    "case b=c 'a\\$'q'b \\\nc' in\nfi) 'x\nesac\n",
+    "case b=c \"ab \\\nc\" in\nfi) 'x\nesac\n",
+    "case b=c $'a\\'b \\\nc' in\nfi) 'x\nesac\n",
+    "case b=c \"$(echo 'a \\\nb') x \\\ny\"'z \\\nw' in\nfi) 'x\nesac\n",
+    "case b=c a\\\nb\"$'q \\\nr'\" in\nfi) 'x\nesac\n",
+]
+
+
+@pytest.mark.parametrize("text", QUOTED_CONTINUATIONS)
+def test_continuations_in_an_unexpected_word_agree_with_bash(text):
+    assert dslint_verdict(text) == bash_verdicts(_bash(), [text.encode("utf-8")])[0]

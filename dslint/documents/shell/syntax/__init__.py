@@ -76,20 +76,43 @@ def _text_near(lexer: Lexer) -> str:
     return line[i:end] if end else line[i : i + 1]
 
 
-_LOCALIZED = re.compile(r"""\$(?:'((?:[^'\\]|\\.)*)'|(?="))""", re.S)
+_ANSI_C = re.compile(r"""\$'((?:[^'\\]|\\.)*)'""", re.S)
 
 
 def _as_bash_keeps(word: str) -> str:
-    """A word as bash stores it: ``$'...'`` expanded and single-quoted, ``$"..."`` as ``"..."``."""
+    """A word as bash stores it: ``$'...'`` expanded and single-quoted, ``$"..."`` as ``"..."``.
+
+    Only where the ``$`` is unquoted and not escaped: inside '...' or "..." and after a
+    backslash, ``$'`` is two plain characters (and a backslash-newline in '...' stays).
+    """
     if "$'" not in word and '$"' not in word:
         return word
-
-    def keep(m: re.Match) -> str:
-        if m.group(1) is None:
-            return ""
-        return "'" + ansi_c(m.group(1)).replace("'", "'\\''") + "'"
-
-    return _LOCALIZED.sub(keep, word)
+    out: list[str] = []
+    quote = None
+    i, n = 0, len(word)
+    while i < n:
+        ch = word[i]
+        if quote == "'":
+            quote = None if ch == "'" else quote
+            out.append(ch)
+            i += 1
+        elif ch == "\\":
+            out.append(word[i:i + 2])
+            i += 2
+        elif quote == '"':
+            quote = None if ch == '"' else quote
+            out.append(ch)
+            i += 1
+        elif word.startswith("$'", i) and (m := _ANSI_C.match(word, i)) is not None:
+            out.append("'" + ansi_c(m.group(1)).replace("'", "'\\''") + "'")
+            i = m.end()
+        elif word.startswith('$"', i):
+            i += 1  # the quote that follows opens an ordinary "..."
+        else:
+            quote = ch if ch in "'\"" else None
+            out.append(ch)
+            i += 1
+    return "".join(out)
 
 
 _ESCAPES = {"\a": "\\a", "\b": "\\b", "\x1b": "\\E", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\v": "\\v",

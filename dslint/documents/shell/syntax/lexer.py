@@ -453,7 +453,7 @@ class Lexer:
 
     def word_text(self, start: int) -> str:
         raw = self.text[start : min(self.pos, self.n)]
-        return raw.replace("\\\n", "") if "\\\n" in raw else raw
+        return without_continuations(raw) if "\\\n" in raw else raw
 
     def _ident(self, start: int) -> bool:
         return bool(_IDENT.match(self.text[start : self.pos - 1].replace("\\\n", "")))
@@ -831,3 +831,47 @@ def _quote_removal(word: str) -> str:
             out.append(ch)
             i += 1
     return "".join(out)
+
+
+def without_continuations(raw: str) -> str:
+    """A word's text as bash keeps it: each backslash-newline removed (shell_getc), except inside
+    single quotes, '...' and $'...', which parse_matched_pair reads without removing them. A
+    command substitution opens fresh quoting, inside double quotes too."""
+    out: list[str] = []
+    saved: list[list] = []  # per open $( : [the double-quote state outside it, its open parentheses]
+    in_double = dollar = False
+    i, n = 0, len(raw)
+    while i < n:
+        ch = raw[i]
+        if ch == "\\":
+            if raw.startswith("\n", i + 1):
+                i += 2
+            else:
+                out.append(raw[i:i + 2])
+                i += 2
+            dollar = False
+            continue
+        if ch == "'" and not in_double:
+            ansi, j = dollar, i + 1
+            while j < n and raw[j] != "'":
+                j += 2 if ansi and raw[j] == "\\" else 1
+            out.append(raw[i:j + 1])
+            i, dollar = j + 1, False
+            continue
+        if ch == '"':
+            in_double = not in_double
+        elif ch == "(" and dollar:
+            saved.append([in_double, 0])
+            in_double = False
+        elif ch == "(" and saved:
+            saved[-1][1] += 1
+        elif ch == ")" and saved:
+            if saved[-1][1]:
+                saved[-1][1] -= 1
+            else:
+                in_double = saved.pop()[0]
+        dollar = ch == "$"
+        out.append(ch)
+        i += 1
+    return "".join(out)
+
