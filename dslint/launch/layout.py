@@ -92,6 +92,7 @@ class Node:
     devices: Sourced | None = None  # the visible devices (a list of ids)
     procs_follow_devices: bool = False  # the process count is the number of visible devices
     one_command: bool = False  # starts every node's processes itself (deepspeed hostfile, pdsh)
+    template: bool = False  # an accelerate config without machine_rank: every node's, not one node's
     identity: tuple = ()  # the program's arguments, to tell a copied script from another job's
     outside: bool = False  # read from the folder to complete the layout, not listed in the run: no findings
 
@@ -352,8 +353,12 @@ def node_of_config(document: Document) -> Node | None:
     if not node.multi:
         return None
     node.one_command = _one_command(mapping, {})
+    # A config that does not write machine_rank is a template for every node: each node passes
+    # --machine_rank on its own command line (accelerate's config prompt and docs leave it out
+    # for that), so the file is no node of its own and is judged alone.
     node.rank = _from_key(mapping, "machine_rank", True, where) or \
-        Sourced(0, "accelerate's default machine_rank 0", None, default=True)
+        Sourced(None, "machine_rank is not in the file: each node passes --machine_rank", None)
+    node.template = node.rank.value is None
     node.master_addr = _from_key(mapping, "main_process_ip", False, where)
     node.master_port = _from_key(mapping, "main_process_port", True, where) or \
         Sourced(29500, "accelerate's default main_process_port 29500", None, default=True)
@@ -391,7 +396,7 @@ def layouts(plans: list[LaunchPlan], documents: list[Document]) -> list[Layout]:
                 nodes.append(node)
     groups: dict[tuple, list[Node]] = {}
     for node in nodes:
-        if node.one_command:
+        if node.one_command or node.template:
             key: tuple = ("one command", id(node))  # it is the whole job by itself
         else:
             port = node.master_port.value if node.master_port is not None else None

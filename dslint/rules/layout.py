@@ -56,8 +56,10 @@ def node_ranks(layout: Layout, context):
     ## Multi-node layouts
     A node launch is a launch that declares more than one node: `torchrun --nnodes`, `NNODES`
     for `swift`/`megatron`/`llamafactory-cli`, accelerate's `num_machines`, `deepspeed --no_ssh`
-    with a hostfile; an accelerate config no launch names, with `num_machines` above 1, is one
-    too. Node launches are one layout when they are written in the same folder, run the same
+    with a hostfile; an accelerate config no launch names, with `num_machines` above 1 and its
+    `machine_rank` written, is one too. Without `machine_rank` such a config is every node's
+    template (each node passes `--machine_rank`, and the file fills only what the command line
+    left unset: accelerate 1.15 commands/launch.py:1278-1283) and is judged alone. Node launches are one layout when they are written in the same folder, run the same
     launcher and program, and name the same rendezvous: the same node count and master port
     (written, or the launcher's default). Nothing else about them is compared to group them:
     the node scripts of one job are copies that differ in each node's own values, sometimes in
