@@ -87,6 +87,9 @@ def test_program_importing_torch_npu(tmp_path):
         ({"pretrain_gpt.py": "import mindspeed.megatron_adaptor\nfrom megatron.training import pretrain\n"},
          "imports mindspeed.megatron_adaptor (pretrain_gpt.py:1)"),
         ({"train.py": "import torch\n\nif __name__ == '__main__':\n    import torch_npu\n"}, "imports torch_npu (train.py:4)"),
+        # through a relative import of a package module, and two levels down
+        ({"pkg/train.py": "from .setup import init\n", "pkg/__init__.py": "", "pkg/setup.py": "from . import npu\n",
+          "pkg/npu.py": "import torch_npu\n"}, "imports torch_npu (pkg/npu.py:1)"),
     ],
 )
 def test_programs_that_always_import_the_ascend_stack(tmp_path, program, reason):
@@ -167,3 +170,23 @@ def test_target_option(tmp_path):
     assert any("--target on the command line" in r["message"] for r in found[0]["related"])
     bad = subprocess.run([sys.executable, "-m", "dslint", "check", "--target", "tpu", "."], cwd=tmp_path, capture_output=True, text=True, env=env, timeout=120)
     assert bad.returncode == 2
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [
+        "try:\n    from npu_setup import init\nexcept ImportError:\n    init = None\n",
+        "import os\nif os.environ.get('DEVICE') == 'npu':\n    import npu_setup\n",
+        "import helpers\n",  # helpers imports npu_setup only under try
+    ],
+    ids=["try", "if", "two-levels"],
+)
+def test_a_module_imported_optionally_is_no_evidence_of_what_it_imports(tmp_path, entry):
+    """A project module that imports torch_npu unconditionally counts only when every run of the
+    entry imports it: one imported under try or if may be absent (a GPU run skips it)."""
+    files = {"train.sh": "torchrun --nproc_per_node 2 train.py --output_dir out\n", "train.py": entry,
+             "npu_setup.py": "import torch_npu\ninit = torch_npu.npu.set_device\n",
+             "helpers.py": "try:\n    import npu_setup\nexcept ImportError:\n    pass\n"}
+    engine, plans = _plans(tmp_path, files)
+    assert launch_target(plans[0], engine.settings) is None
+

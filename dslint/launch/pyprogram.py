@@ -106,7 +106,7 @@ class Program:
     method_calls: dict[str, Evidence] = field(default_factory=dict)  # ".generate" → first call
     # Imports every run of the module executes: at its top level (or in its `if __name__ ==
     # "__main__":` block), outside try/if, so not an optional backend's.
-    plain_imports: dict[str, Evidence] = field(default_factory=dict)
+    plain_imports: dict[str, Evidence] = field(default_factory=dict)  # of the modules every run imports
     calls: list[KeywordCall] = field(default_factory=list)  # calls with keyword arguments, in file order
     # Attributes the program assigns (``args.learning_rate = 1e-4``, ``setattr(args, "x", ...)``): a
     # value read from a call or a default may be changed afterwards.
@@ -437,8 +437,9 @@ def _relative_base(path: Path, level: int) -> Path:
     return base
 
 
-def _imported_files(module: _Module, roots: list[Path]) -> Iterator[Path]:
-    for name, level, names, _ in module.imports:
+def _imported_files(module: _Module, roots: list[Path]) -> Iterator[tuple[Path, int]]:
+    """The project files a module imports, each with the line of its import statement."""
+    for name, level, names, line in module.imports:
         if level:
             base = _relative_base(module.path, level)
             here = [base]
@@ -449,14 +450,14 @@ def _imported_files(module: _Module, roots: list[Path]) -> Iterator[Path]:
         if target:
             found = module_file(target, here)
             if found is not None:
-                yield found
+                yield found, line
         for item in names:  # `from pkg import sub`: sub may be a module of its own
             if item == "*":
                 continue
             dotted = f"{target}.{item}" if target else item
             found = module_file(dotted, here)
             if found is not None:
-                yield found
+                yield found, line
 
 
 def search_roots(entry: Path, repo_root: Path | None) -> list[Path]:
@@ -489,6 +490,9 @@ def read_program(entry: Path, repo_root: Path | None, display) -> Program | None
     queue: list[tuple[Path, ast.Module, int]] = [(entry, tree, 0)]
     seen = {os.path.realpath(entry)}
     modules: list[_Module] = []
+    # (importer, imported) for imports that run whenever the importer runs: a module imported only
+    # under try/if may be absent, and what it imports says nothing about every run
+    always_edges: list[tuple[str, str]] = []
     while queue:
         path, tree, depth = queue.pop(0)
         module = _read_module(path, display(path), tree)
@@ -498,8 +502,11 @@ def read_program(entry: Path, repo_root: Path | None, display) -> Program | None
             if module.imports:
                 program.truncated = True
             continue
-        for found in _imported_files(module, roots):
+        unconditional = _unconditional_lines(tree)
+        for found, line in _imported_files(module, roots):
             real = os.path.realpath(found)
+            if line in unconditional:
+                always_edges.append((os.path.realpath(path), real))
             if real in seen:
                 continue
             if repo_root is not None and not real.startswith(str(repo_root)):
@@ -513,14 +520,36 @@ def read_program(entry: Path, repo_root: Path | None, display) -> Program | None
                 program.unreadable.append(display(found))
                 continue
             queue.append((found, child, depth + 1))
-    _collect(program, modules)
+    _collect(program, modules, _always_run(os.path.realpath(entry), always_edges))
     return program
+
+
+def _unconditional_lines(tree: ast.Module) -> set[int]:
+    """Lines of the import statements a module runs whenever it runs (as ``_plain_imports``
+    reads them, relative imports included)."""
+    body = list(tree.body)
+    for node in tree.body:
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Compare) and _dotted(node.test.left) == "__name__":
+            body.extend(node.body)
+    return {node.lineno for node in body if isinstance(node, (ast.Import, ast.ImportFrom))}
+
+
+def _always_run(entry: str, edges: list[tuple[str, str]]) -> set[str]:
+    """The modules every run of the entry imports: reached from it by unconditional imports only."""
+    reached, stack = {entry}, [entry]
+    while stack:
+        here = stack.pop()
+        for importer, imported in edges:
+            if importer == here and imported not in reached:
+                reached.add(imported)
+                stack.append(imported)
+    return reached
 
 
 _TYPE_OF_CALLABLE = {"int": "int", "float": "float", "str": "str"}
 
 
-def _collect(program: Program, modules: list[_Module]) -> None:
+def _collect(program: Program, modules: list[_Module], always: set[str] | None = None) -> None:
     for module in modules:
         for qualified, line, how in module.uses:
             if qualified.startswith("."):
@@ -531,8 +560,9 @@ def _collect(program: Program, modules: list[_Module]) -> None:
                 program.uses[qualified] = Evidence(module.display, line, f"{how} {qualified}")
         for method, line in module.method_calls:
             program.method_calls.setdefault(method, Evidence(module.display, line, f"calls .{method}()"))
-        for name, line in module.plain_imports:
-            program.plain_imports.setdefault(name, Evidence(module.display, line, f"imports {name}"))
+        if always is None or os.path.realpath(module.path) in always:
+            for name, line in module.plain_imports:
+                program.plain_imports.setdefault(name, Evidence(module.display, line, f"imports {name}"))
         for index, line in module.argv_reads:
             program.argv_reads.setdefault(index, Evidence(module.display, line, f"reads sys.argv[{index}]"))
         for callee, keywords, spread, line, lines in module.calls:
