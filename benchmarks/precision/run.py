@@ -117,6 +117,8 @@ def environment() -> dict[str, str]:
     # PYTHONDONTWRITEBYTECODE would make every run recompile dslint, which an installed dslint never does.
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "GITHUB_ACTIONS")}
     env["NO_COLOR"] = "1"
+    # Every measurement is a first run: nothing replayed from .dslint_cache/, nothing written into the trees.
+    env["DSLINT_NO_CACHE"] = "1"
     return env
 
 
