@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import os
+import re
 
 from dslint.diagnostics import Finding, Fix, Related, Severity
-from dslint.documents.model import Mapping, Scalar
+from dslint.documents.model import SCRIPT, Mapping, Scalar
 from dslint.edits import replace_value
 from dslint.launch.plan import HF_LIKE
 from dslint.launch.presets import SWIFT_PRESETS
@@ -453,7 +454,9 @@ def missing_reference(plan, context):
       the launch may never use it;
     - a relative path whose first folder is nowhere in this repository, given to another
       project's program (`llamafactory-cli train examples/train_lora/x.yaml`, `swift sft`,
-      `python -m pkg.train`): commands copied from that project's README run from its checkout.
+      `python -m pkg.train`): commands copied from that project's README run from its checkout;
+    - a file the launch's own script writes before the launch (`cat <<EOF > cfg.yaml`,
+      `> f`, `tee f`, `cp template.json f`): it is there when the launch runs.
 
     ## Why it matters
     DeepSpeed reports a missing config as `Expected a string path to an existing deepspeed
@@ -488,12 +491,33 @@ def missing_reference(plan, context):
         elif reference.assumed is not None:
             yield Finding(reference.span, message, severity=Severity.INFO, help=help,
                           note=f"{looked}; assuming {reference.assumed} keeps its default '{raw}' (the caller may set it)")
+        elif (written := _written_before(plan, raw)) is not None:
+            yield Finding(reference.span, message, severity=Severity.INFO, help=help,
+                          note=f"{looked}; the script writes '{raw}' itself before the launch (line {written}), so it is there when it runs")
         elif _another_checkout(plan, raw, reference):
             yield Finding(reference.span, message, severity=Severity.INFO, help=help, note=(
                 f"{looked}; '{raw.split('/', 1)[0]}/' is nowhere in this repository: {plan.program.program} is another "
                 "project's program, and commands copied from its README run from its own checkout"))
         else:
             yield Finding(reference.span, message, note=looked, help=help)
+
+
+# A command that writes a file: a redirection (`> f`, `>> f`, `cat <<EOF > f`), `tee [-a] f`,
+# or the last word of `cp`/`mv`/`ln -s` (`cp template.yaml f`).
+_WRITES = re.compile(r"""(?:>>?|\btee(?:\s+-a)?|\b(?:cp|mv|ln\s+-s)(?:\s+-\w+)*\s+\S+)\s*["']?([^\s"'<>|;&()]+)""")
+
+
+def _written_before(plan, raw: str) -> int | None:
+    """The line of the launch's script that writes the file the launch names, before the launch."""
+    origin = plan.origin
+    if origin is None or origin.kind != SCRIPT or plan.span is None or plan.span.source is not origin.source:
+        return None
+    wanted = os.path.normpath(raw.strip())
+    source = origin.source
+    for match in _WRITES.finditer(source.text, 0, plan.span.start):
+        if os.path.normpath(match.group(1)) == wanted:
+            return source.position(match.start(1))[0]
+    return None
 
 
 def _axolotl_preset(plan, reference) -> Severity | None:
