@@ -455,6 +455,7 @@ def missing_reference(plan, context):
     - a relative path whose first folder is nowhere in this repository, given to another
       project's program (`llamafactory-cli train examples/train_lora/x.yaml`, `swift sft`,
       `python -m pkg.train`): commands copied from that project's README run from its checkout;
+    - an absolute path (`/data/ckpt/ds.json`): it names the machine that runs the launch;
     - a file the launch's own script writes before the launch (`cat <<EOF > cfg.yaml`,
       `> f`, `tee f`, `cp template.json f`): it is there when the launch runs.
 
@@ -491,6 +492,9 @@ def missing_reference(plan, context):
         elif reference.assumed is not None:
             yield Finding(reference.span, message, severity=Severity.INFO, help=help,
                           note=f"{looked}; assuming {reference.assumed} keeps its default '{raw}' (the caller may set it)")
+        elif os.path.isabs(raw.strip()):
+            yield Finding(reference.span, message, severity=Severity.INFO, help=help,
+                          note="an absolute path names a file on the machine that runs the launch, which dslint does not see")
         elif (written := _written_before(plan, raw)) is not None:
             yield Finding(reference.span, message, severity=Severity.INFO, help=help,
                           note=f"{looked}; the script writes '{raw}' itself before the launch (line {written}), so it is there when it runs")
