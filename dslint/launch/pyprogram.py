@@ -115,6 +115,9 @@ class Program:
     truncated: bool = False  # MAX_FILES or MAX_DEPTH stopped the walk
     # ``sys.argv[i]`` read with a constant positive index: the program takes arguments by position
     argv_reads: dict[int, Evidence] = field(default_factory=dict)
+    # String keys the program looks up in some dict (``d["k"]``, ``d.get("k")``, ``"k" in d``): a
+    # key of a config it opens itself may be read by the project, not only by the library
+    keys_read: dict[str, Evidence] = field(default_factory=dict)
 
     def first_use(self, *prefixes: str) -> Evidence | None:
         """The first evidence of a qualified name equal to or under any of ``prefixes``."""
@@ -502,6 +505,8 @@ def read_program(entry: Path, repo_root: Path | None, display) -> Program | None
             if module.imports:
                 program.truncated = True
             continue
+        for key, line in _keys_read(tree):
+            program.keys_read.setdefault(key, Evidence(module.display, line, f"reads the key '{key}'"))
         unconditional = _unconditional_lines(tree)
         for found, line in _imported_files(module, roots):
             real = os.path.realpath(found)
@@ -532,6 +537,20 @@ def _unconditional_lines(tree: ast.Module) -> set[int]:
         if isinstance(node, ast.If) and isinstance(node.test, ast.Compare) and _dotted(node.test.left) == "__name__":
             body.extend(node.body)
     return {node.lineno for node in body if isinstance(node, (ast.Import, ast.ImportFrom))}
+
+
+def _keys_read(tree: ast.Module) -> Iterator[tuple[str, int]]:
+    """Constant string keys looked up in a mapping: ``x["k"]``, ``x.get("k")``/``.pop``/
+    ``.setdefault``, ``"k" in x``."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str):
+            yield node.slice.value, node.lineno
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("get", "pop", "setdefault")
+              and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
+            yield node.args[0].value, node.lineno
+        elif (isinstance(node, ast.Compare) and isinstance(node.left, ast.Constant) and isinstance(node.left.value, str)
+              and any(isinstance(op, (ast.In, ast.NotIn)) for op in node.ops)):
+            yield node.left.value, node.lineno
 
 
 def _always_run(entry: str, edges: list[tuple[str, str]]) -> set[str]:

@@ -194,6 +194,8 @@ def ignored_key(use, context):
     pin allows (e.g. `gradient_allreduce_op`, new in 0.19.6) are reported with that release
     (info when the pin allows newer releases too). A misspelled key with the value `"auto"` inside a validated section is reported
     here too: DeepSpeed drops `"auto"` values before validation (config_utils.py:54-57).
+    A top-level key that the launched program's own files look up in a dict (`cfg["lora"]`,
+    `cfg.get("precision")`, `"lora" in cfg`) is not reported: the project may read the JSON too.
 
     ## Why it matters
     `DeepSpeedConfig` has no unknown-key check at the top level (deepspeed/runtime/config.py:482-588):
@@ -237,6 +239,9 @@ def ignored_key(use, context):
                 if (found := versions.qualify(finding, versions.before(introduced), spelling=True)) is not None:
                     yield found
                 continue
+            read_by = _project_reads(use, path, item.key)
+            if read_by is not None:
+                continue  # the launched program's own code looks the key up: not ignored by the run
             candidates = _candidates(item.key, known, section)
             fix = None
             single = _single(item.key, known, section)
@@ -244,6 +249,16 @@ def ignored_key(use, context):
                 fix = Fix.unsafe(f"Rename '{item.key}' to '{single}' (the setting starts to take effect)", rename_key(item, single))
             yield Finding(item.key_span, f"DeepSpeed silently ignores '{item.key}' {_where(path)}", fix=fix,
                           help=_hint(item, candidates, path, top_known) if fix is None else None)
+
+
+def _project_reads(use, path: tuple, key: str):
+    """Evidence that the launched program's own files look ``key`` up, for a top-level key of a
+    config the launch names (the project may open the JSON itself: fmengine reads `precision`
+    and `lora` from the dict it passes to deepspeed.initialize)."""
+    if path or use.launch is None:
+        return None
+    facts = getattr(getattr(use.launch, "program", None), "facts", None)
+    return facts.keys_read.get(key) if facts is not None else None
 
 
 def _auto_ignored(item: Entry, path: tuple) -> Finding:
