@@ -201,6 +201,87 @@ def _qualify(dotted: str | None, aliases: dict[str, str]) -> str | None:
     return f"{base}.{rest}" if rest else base
 
 
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+
+
+def _module_bindings(tree: ast.Module, aliases: dict[str, str]) -> dict[str, list[tuple[int, str | None]]]:
+    """Each name the module's own statements bind, in source order: (line after which it holds,
+    qualified name of an import or of an aliasing assignment, or None for a class, function or
+    other value of the module's own). Function bodies bind their own locals and are skipped."""
+    out: dict[str, list[tuple[int, str | None]]] = {}
+
+    def bind(name: str, end: int, qualified: str | None) -> None:
+        if fallback and name in out:
+            return
+        out.setdefault(name, []).append((end, qualified))
+
+    fallback = False
+
+    def visit(statements: list) -> None:
+        nonlocal fallback
+        for node in statements:
+            end = getattr(node, "end_lineno", None) or node.lineno
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.asname:
+                        bind(alias.asname, end, alias.name)
+                    else:
+                        head = alias.name.split(".", 1)[0]
+                        bind(head, end, head)
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                for alias in node.names:
+                    if alias.name == "*":
+                        continue
+                    if node.level == 0:
+                        bind(alias.asname or alias.name, end, f"{base}.{alias.name}" if base else alias.name)
+                    else:
+                        bind(alias.asname or alias.name, end, f".{base}.{alias.name}" if base else f".{alias.name}")
+            elif isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+                bind(node.name, end, None)
+            elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                value = node.value
+                for target in targets:
+                    if isinstance(target, ast.Name):
+                        # `Args = transformers.TrainingArguments` aliases; any other value is the module's own.
+                        qualified = _resolve_at(_dotted(value), end, out, aliases) if value is not None else None
+                        bind(target.id, end, qualified)
+            if isinstance(node, (ast.If, ast.Try, ast.With, ast.For, ast.While)):
+                visit(node.body)
+                # An `except ImportError: X = None` or an `else:` branch is the other path: it
+                # binds a name the main path left unbound, it does not replace the import.
+                outer, fallback = fallback, True
+                for handler in getattr(node, "handlers", []):
+                    visit(handler.body)
+                visit(getattr(node, "orelse", []))
+                fallback = outer
+                visit(getattr(node, "finalbody", []))
+
+    visit(tree.body)
+    return out
+
+
+def _resolve_at(dotted: str | None, line: int | None, bindings: dict[str, list[tuple[int, str | None]]],
+                aliases: dict[str, str]) -> str | None:
+    """The qualified name ``dotted`` has when used at ``line`` of module-level code, or (line None)
+    from a function body, which runs after the module has bound all its names; None when its head
+    is one of the module's own classes, functions or values. A name the module never binds at its
+    top level takes its import from anywhere (a function's lazy import)."""
+    if not dotted:
+        return None
+    head, _, rest = dotted.partition(".")
+    history = bindings.get(head)
+    if history:
+        seen = [q for end, q in history if line is None or end < line]
+        if seen:
+            base = seen[-1]
+            if base is None:
+                return None
+            return f"{base}.{rest}" if rest else base
+    return _qualify(dotted, aliases)
+
+
 def _literal(node: ast.AST | None) -> Any:
     if node is None:
         return MISSING
@@ -315,10 +396,23 @@ def _read_module(path: Path, display: str, tree: ast.Module) -> _Module:
                 for alias in node.names:
                     if alias.name != "*":
                         aliases[alias.asname or alias.name] = f".{base}.{alias.name}" if base else f".{alias.name}"
+    # A module-level name is its last binding before the use (a class defined after an import of
+    # the same name replaces it, as in Python); a function body sees the module's final bindings.
+    bindings = _module_bindings(tree, aliases)
+    deferred: set[int] = set()
+    for function in ast.walk(tree):
+        if isinstance(function, _FUNCTIONS):
+            body = function.body if isinstance(function.body, list) else [function.body]
+            for statement in body:
+                deferred.update(id(n) for n in ast.walk(statement))
+
+    def qualify(dotted: str | None, node: ast.AST) -> str | None:
+        return _resolve_at(dotted, None if id(node) in deferred else node.lineno, bindings, aliases)
+
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
             dotted = _dotted(node.func)
-            qualified = _qualify(dotted, aliases)
+            qualified = qualify(dotted, node)
             if qualified is not None:
                 module.uses.append((qualified, node.lineno, "calls"))
             name = dotted.rsplit(".", 1)[-1] if dotted else (node.func.attr if isinstance(node.func, ast.Attribute) else None)
@@ -347,21 +441,21 @@ def _read_module(path: Path, display: str, tree: ast.Module) -> _Module:
                 if node.args:
                     first = node.args[0]
                     elts = first.elts if isinstance(first, (ast.Tuple, ast.List)) else [first]
-                    classes = tuple(_qualify(_dotted(e), aliases) or (_dotted(e) or "?") for e in elts)
+                    classes = tuple(qualify(_dotted(e), e) or (_dotted(e) or "?") for e in elts)
                 module.parser_calls.append(("hf" if name == "HfArgumentParser" else "trl", classes, node.lineno))
             elif name == "parse_known_args":
                 module.parser_calls.append(("argparse-known", (), node.lineno))
             elif name == "parse_args_into_dataclasses":
                 if any(k.arg == "return_remaining_strings" and _literal(k.value) is True for k in node.keywords):
                     module.parser_calls.append(("remaining", (), node.lineno))
-        elif isinstance(node, ast.Subscript) and _qualify(_dotted(node.value), aliases) == "sys.argv":
+        elif isinstance(node, ast.Subscript) and qualify(_dotted(node.value), node) == "sys.argv":
             index = _literal(node.slice)
             if isinstance(index, int) and not isinstance(index, bool) and index >= 1:
                 module.argv_reads.append((index, node.lineno))
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             for decorator in node.decorator_list:
                 target = decorator.func if isinstance(decorator, ast.Call) else decorator
-                qualified = _qualify(_dotted(target), aliases)
+                qualified = qualify(_dotted(target), decorator)
                 if qualified is not None:
                     module.uses.append((qualified, decorator.lineno, "decorated with"))
         if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
@@ -374,7 +468,7 @@ def _read_module(path: Path, display: str, tree: ast.Module) -> _Module:
             bases = []
             for base in node.bases:
                 dotted = _dotted(base)
-                bases.append(_qualify(dotted, aliases) or dotted or "?")
+                bases.append(qualify(dotted, base) or dotted or "?")
             is_dataclass = any((_dotted(d.func if isinstance(d, ast.Call) else d) or "").rsplit(".", 1)[-1] == "dataclass"
                                for d in node.decorator_list)
             fields = []

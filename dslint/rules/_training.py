@@ -24,6 +24,10 @@ PACKAGE_LABEL = {"ms-swift": "ms-swift", "llamafactory": "LLaMA-Factory", "trans
 
 
 
+#: What an ``override`` of InUse.judge answers for a release dslint cannot tell about.
+UNSURE = object()
+
+
 @dataclass(frozen=True)
 class Lifetime:
     """When a name is accepted, as the project documents it: ``introduced <= version < removed``."""
@@ -33,6 +37,14 @@ class Lifetime:
     renamed_to: str | None
     source: str
     kept_through: str | None = None  # the newest major.minor known to have it, when its removal is not documented
+    # From this release on, whether the name is accepted is decided by another package the
+    # release admits versions of with and without it (a transformers field of a
+    # TrainingArguments subclass): dslint cannot tell from this package's version.
+    unsure_from: str | None = None
+
+    def unsure(self, version: str) -> bool:
+        return self.unsure_from is not None and compare(version, self.unsure_from) >= 0 and \
+            (self.removed is None or compare(version, self.removed) < 0)
 
     def accepts(self, version: str) -> bool | None:
         """True or False; None past ``kept_through`` (the schemas decide)."""
@@ -64,7 +76,10 @@ _SDIST_5_0 = "in the transformers 4.57.6 wheel's training_args.py, not in 5.0.0'
 #: package -> name -> Lifetime. They decide a release that no shipped schema describes exactly.
 DOCUMENTED: dict[str, dict[str, Lifetime]] = {
     "transformers": {
-        "evaluation_strategy": Lifetime(None, "4.46", "eval_strategy", "transformers 4.41 release notes; removed in 4.46"),
+        # The 4.41 deprecation notice said "will be removed in version 4.46"; the field is still in
+        # the 4.46.0, 4.47.0 and 4.50.0 wheels' training_args.py and first missing from 4.51.0's.
+        "evaluation_strategy": Lifetime(None, "4.51", "eval_strategy", "renamed in transformers 4.41; in the 4.50.0 "
+                                                                        "wheel's training_args.py, not in 4.51.0's"),
         "group_by_length": Lifetime(None, "5.2", None, "in the transformers 5.1.0 wheel's training_args.py, not in 5.2.0's"),
         # deprecated in 5.0 ("will be removed in v5.2"), still in the 5.2.0 wheel, gone from 5.23
         "warmup_ratio": Lifetime(None, None, "warmup_steps", "transformers 5.0 help text: deprecated, use warmup_steps "
@@ -79,10 +94,19 @@ DOCUMENTED: dict[str, dict[str, Lifetime]] = {
                                                             "swift/llm/argument/base_args/base_args.py:86); 4.0 deprecated it "
                                                             "for --tuner_type and 4.1 removed it (commit fe928a9f1)"),
         "tuner_type": Lifetime("4.0", None, None, "ms-swift 4.0 (swift/arguments/base_args/base_args.py)"),
-        "evaluation_strategy": Lifetime(None, "3.0", "eval_strategy", "transformers' rename, followed by ms-swift"),
+        # ms-swift's TrainArguments derive from transformers' Seq2SeqTrainingArguments
+        # (swift/llm/argument/train_args.py), which has the field before transformers 4.51. The
+        # 3.0.0 wheel requires transformers<4.48; 3.4.0, 3.12.6 and 4.0.0 admit 4.33 up to past 4.51.
+        "evaluation_strategy": Lifetime(None, None, "eval_strategy", "transformers 4.41 renamed it to eval_strategy and "
+                                                                       "4.51 removed it; ms-swift parses transformers' field",
+                                        unsure_from="3.1"),
     },
     "llamafactory": {
-        "evaluation_strategy": Lifetime(None, "0.9", "eval_strategy", "transformers' rename (removed in 4.46)"),
+        # LLaMA-Factory parses transformers' Seq2SeqTrainingArguments: 0.9.0-0.9.2 require
+        # transformers<=4.49 (has the field), 0.9.3 admits 4.45-4.52.4, 0.9.4 requires >=4.51.0.
+        "evaluation_strategy": Lifetime(None, "0.9.4", "eval_strategy", "transformers 4.41 renamed it to eval_strategy and "
+                                                                          "4.51 removed it; LLaMA-Factory 0.9.4 requires "
+                                                                          "transformers>=4.51.0", unsure_from="0.9.3"),
     },
 }
 
@@ -235,10 +259,10 @@ class InUse:
         return text
 
     def judge(self, sets: tuple[str, ...], fails_in: Callable[["ArgSpace"], bool],
-              override: Callable[[str], bool | None] | None = None, spelling: bool = True) -> Verdict:
+              override: Callable[[str], object] | None = None, spelling: bool = True) -> Verdict:
         """Where ``fails_in(the parser of a generation)`` holds among the candidates.
 
-        ``override(version)`` answers first (a documented lifetime); a release whose describing
+        ``override(version)`` answers first (a documented lifetime; UNSURE: dslint cannot tell); a release whose describing
         generations disagree is one dslint cannot tell. ``spelling``: see Candidates.judge (what
         a parser accepts is a spelling, unless the caller says otherwise).
         """
@@ -247,6 +271,8 @@ class InUse:
         def fails(version: str) -> bool | None:
             if override is not None:
                 said = override(version)
+                if said is UNSURE:
+                    return None
                 if said is not None:
                     return said
             answers = set()
@@ -262,7 +288,9 @@ class InUse:
         """Where ``name`` is not an argument, by the schemas and the documented lifetimes."""
         life = documented(self.package, name)
 
-        def override(version: str) -> bool | None:
+        def override(version: str) -> bool | None | object:
+            if life.unsure(version):
+                return UNSURE
             accepted = life.accepts(version)
             return None if accepted is None else not accepted
 

@@ -260,7 +260,7 @@ def unknown_training_argument(plan, context):
     TrainingArguments instead of HF's (llamafactory/hparams/parser.py, `_parse_train_mca_args`).
     For a `python train.py` script that parses its own dataclasses only fields that
     `TrainingArguments` had in another transformers version and lacks in this one are reported
-    (`evaluation_strategy`, removed in transformers 4.46). The names come from the schemas generated
+    (`evaluation_strategy`, removed in transformers 4.51). The names come from the schemas generated
     from each package version (`dslint schema ms-swift`), including `--no_*` complements, dashed
     spellings and argparse's unique-prefix abbreviations.
 
