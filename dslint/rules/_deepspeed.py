@@ -38,16 +38,24 @@ CONSUMER_LABEL = {
 # The help of a finding on a value that looks like a template's placeholder (`GB_SIZE,`).
 PLACEHOLDER_HELP = "it looks like a template placeholder: if a script fills it in before launch, exclude the template from dslint"
 
-# A template's placeholder, as hjson reads it unquoted: `CONFIG_GBSIZE,`, `$MBS`, `${GAS}`, `{{ stage }}`
-# (hjson keeps a trailing comma in quoteless text). A bare word needs an underscore, so that
-# `AUTO` or `TRUE` is still judged as the value it is.
-PLACEHOLDER = re.compile(r"^(\$\{?\w+\}?|\{\{\s*\w+\s*\}\}|[A-Z][A-Z0-9]*_[A-Z0-9_]*),?$")
+# A template's placeholder, as hjson reads it unquoted: `CONFIG_GBSIZE,`, `GBSIZE,`, `$MBS`, `${GAS}`,
+# `{{ stage }}` (hjson keeps a trailing comma in quoteless text).
+PLACEHOLDER = re.compile(r"^(\$\{?\w+\}?|\{\{\s*\w+\s*\}\}|[A-Z][A-Z0-9_]*),?$")
+# Upper-case words that are values some DeepSpeed field reads in another case (pydantic's lax
+# booleans, "auto", the enum spellings): `TRUE` or `CPU` is judged as the value it is.
+_VALUE_WORDS = frozenset("auto true false yes no on off t f y n null none nan inf infinity cpu nvme "
+                         "fp16 bf16 fp32 fp8 int8 mean sum avg warn ignore fail mock python fast".split())
+
+
+def is_placeholder_text(text: str) -> bool:
+    text = text.strip()
+    return bool(PLACEHOLDER.match(text)) and text.rstrip(",").lower() not in _VALUE_WORDS
 
 
 def is_placeholder(node: Node | None) -> bool:
     """Is ``node`` a quoteless placeholder: text a script substitutes, not a value anyone meant."""
     return (isinstance(node, Scalar) and getattr(node, "style", "") == "quoteless"
-            and isinstance(node.value, str) and bool(PLACEHOLDER.match(node.value.strip())))
+            and isinstance(node.value, str) and is_placeholder_text(node.value))
 
 
 def template_placeholders(use) -> frozenset:

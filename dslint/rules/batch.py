@@ -378,7 +378,7 @@ def batch_value_type(use, context):
                 quoteless = getattr(node, "style", "") == "quoteless"
                 how = "quoteless hjson text, the string" if quoteless else "the string"
                 yield Finding(node.span, f"{key} is {how} {value!r}, not a number", note="DeepSpeed fails at start-up",
-                              help=ds.PLACEHOLDER_HELP if ds.PLACEHOLDER.match(value.strip()) else None)
+                              help=ds.PLACEHOLDER_HELP if ds.is_placeholder_text(value) else None)
             continue
         kind = "a boolean" if isinstance(value, bool) else f"a {type(value).__name__}"
         yield Finding(node.span, f"{key} is {kind} ({node.span.text.strip()[:40]}), not a number")

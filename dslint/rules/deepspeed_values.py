@@ -69,7 +69,7 @@ class Problem(NamedTuple):
 
 
 def _placeholder_help(value) -> str | None:
-    if isinstance(value, str) and ds.PLACEHOLDER.match(value.strip()):
+    if isinstance(value, str) and ds.is_placeholder_text(value):
         return ds.PLACEHOLDER_HELP
     return None
 
