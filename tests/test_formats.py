@@ -80,6 +80,8 @@ PLACEHOLDER_JSON = '{\n  train_micro_batch_size_per_gpu: MICRO_BATCH,\n  gradien
 def test_note_and_help_per_format(tmp_path):
     """The headline stands alone in concise and github; text, json, sarif and junit carry the note and help too."""
     (tmp_path / "ds_config.json").write_text(PLACEHOLDER_JSON, encoding="utf-8")
+    # launched as it is, so the placeholder reaches DeepSpeed (an unlaunched template is not judged)
+    (tmp_path / "train.sh").write_text("deepspeed train.py --deepspeed ds_config.json\n", encoding="utf-8")
     headline = "train_micro_batch_size_per_gpu is quoteless hjson text, the string 'MICRO_BATCH,', not a number"
     note = "DeepSpeed fails at start-up"
     help = "it looks like a template placeholder: if a script fills it in before launch, exclude the template from dslint"

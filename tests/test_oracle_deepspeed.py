@@ -207,12 +207,18 @@ def test_corpus_configs_agree_with_deepspeed(corpus, parse):
     dslint's parse-time errors appear iff DeepSpeedConfig raises."""
     import hjson
 
+    from dslint.rules._deepspeed import template_placeholders
+
     settings = judged_as_installed(Settings(select=[c for c in PARSE_TIME if c not in ("DS101", "DS102")], root=corpus))
-    result = Engine(settings).lint_paths([str(corpus)])
+    engine = Engine(settings)
+    result = engine.lint_paths([str(corpus)])
     flagged = {d.path for d in result.diagnostics if d.severity == Severity.ERROR and _parse_time(d)}
+    # A template no launch names is filled in before DeepSpeed reads it: dslint does not judge its
+    # placeholders, and DeepSpeedConfig on the unfilled text says nothing about the filled copy.
+    templates = {id(use.document) for use in engine.deepspeed_uses(result.documents, result.plans) if template_placeholders(use)}
     checked, wrong = 0, []
     for document in result.documents:
-        if document.kind != "deepspeed-json" or document.mapping is None:
+        if document.kind != "deepspeed-json" or document.mapping is None or id(document) in templates:
             continue
         config = json.loads(json.dumps(hjson.loads(document.source.text)))
         if config.get("aio", {}).get("use_gds"):

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from functools import lru_cache
+from functools import lru_cache, wraps
 from typing import Any, Iterator
 
 from dslint.diagnostics import Edit, Finding, Severity
@@ -37,6 +37,49 @@ CONSUMER_LABEL = {
 
 # The help of a finding on a value that looks like a template's placeholder (`GB_SIZE,`).
 PLACEHOLDER_HELP = "it looks like a template placeholder: if a script fills it in before launch, exclude the template from dslint"
+
+# A template's placeholder, as hjson reads it unquoted: `CONFIG_GBSIZE,`, `GBSIZE,`, `$MBS`, `${GAS}`,
+# `{{ stage }}` (hjson keeps a trailing comma in quoteless text).
+PLACEHOLDER = re.compile(r"^(\$\{?\w+\}?|\{\{\s*\w+\s*\}\}|[A-Z][A-Z0-9_]*),?$")
+# Upper-case words that are values some DeepSpeed field reads in another case (pydantic's lax
+# booleans, "auto", the enum spellings): `TRUE` or `CPU` is judged as the value it is.
+_VALUE_WORDS = frozenset("auto true false yes no on off t f y n null none nan inf infinity cpu nvme "
+                         "fp16 bf16 fp32 fp8 int8 mean sum avg warn ignore fail mock python fast".split())
+
+
+def is_placeholder_text(text: str) -> bool:
+    text = text.strip()
+    return bool(PLACEHOLDER.match(text)) and text.rstrip(",").lower() not in _VALUE_WORDS
+
+
+def is_placeholder(node: Node | None) -> bool:
+    """Is ``node`` a quoteless placeholder: text a script substitutes, not a value anyone meant."""
+    return (isinstance(node, Scalar) and getattr(node, "style", "") == "quoteless"
+            and isinstance(node.value, str) and is_placeholder_text(node.value))
+
+
+def template_placeholders(use) -> frozenset:
+    """Spans of the placeholders of a template: a config with quoteless placeholder values that
+    no launch passes to a program as it is. A script fills such a file in (sed, envsubst) and
+    hands DeepSpeed the copy, so its placeholders are not values DeepSpeed reads. Empty when a
+    launch names the config itself: then the placeholders reach DeepSpeed, and are wrong."""
+    if getattr(use, "launch", None) is not None:
+        return frozenset()
+    return frozenset(node.span for _, node in scalars(use.config) if is_placeholder(node))
+
+
+def judges_values(check):
+    """For a rule that judges single values: drop its findings on a template's placeholders
+    (``template_placeholders``); everything else in the template is still judged."""
+
+    @wraps(check)
+    def run(use, context):
+        skip = template_placeholders(use)
+        for finding in check(use, context):
+            if not skip or finding.span not in skip:
+                yield finding
+
+    return run
 
 MISSING = object()  # "the key is absent"
 UNKNOWN = object()  # "the value is decided later (\"auto\") or cannot be judged"

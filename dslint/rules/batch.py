@@ -290,10 +290,10 @@ def _fixes(config: Mapping, nodes, product) -> dict:
 
 
 _INTEGER_TEXT = re.compile(r"^\s*[+-]?\d+(\.0*)?\s*$")
-_PLACEHOLDER = re.compile(r"^\$?\{?[A-Z][A-Z0-9_]*\}?,?$")
 
 
 @rule("DS102", "batch-value-type", severity="error", target="deepspeed", fixable=True)
+@ds.judges_values
 def batch_value_type(use, context):
     """A batch value is a string, a fraction, a boolean or a container instead of a number.
 
@@ -316,6 +316,11 @@ def batch_value_type(use, context):
     use them as a batch size.
     - An hjson quoteless value such as `GB_SIZE,` (a template placeholder) is the string
       `"GB_SIZE,"` to DeepSpeed.
+
+    Templates: a config with quoteless placeholder values (`train_batch_size: CONFIG_GBSIZE,`, `$MBS`, `{{ gas }}`)
+    that no launch passes to a program as it is, is filled in by a script (sed, envsubst)
+    before DeepSpeed reads the copy: its placeholders are not judged, its other values are.
+    When a launch names the file itself, the placeholders reach DeepSpeed and are reported.
 
     ## Why it matters
     A wrong-typed batch value passes every JSON check, then stops DeepSpeed at start-up (or the
@@ -373,7 +378,7 @@ def batch_value_type(use, context):
                 quoteless = getattr(node, "style", "") == "quoteless"
                 how = "quoteless hjson text, the string" if quoteless else "the string"
                 yield Finding(node.span, f"{key} is {how} {value!r}, not a number", note="DeepSpeed fails at start-up",
-                              help=ds.PLACEHOLDER_HELP if _PLACEHOLDER.match(value) else None)
+                              help=ds.PLACEHOLDER_HELP if ds.is_placeholder_text(value) else None)
             continue
         kind = "a boolean" if isinstance(value, bool) else f"a {type(value).__name__}"
         yield Finding(node.span, f"{key} is {kind} ({node.span.text.strip()[:40]}), not a number")

@@ -10,7 +10,6 @@ booleans. A value of exactly ``"auto"`` in those sections is dropped before vali
 from __future__ import annotations
 
 import math
-import re
 from typing import NamedTuple
 
 from dslint.diagnostics import Edit, Finding, Fix, Severity
@@ -20,7 +19,6 @@ from dslint.rule import rule
 from dslint.rules import _deepspeed as ds
 
 BATCH_KEYS = ("train_batch_size", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps")
-_PLACEHOLDER = re.compile(r"^(\$\{?\w+\}?|\{\{\s*\w+\s*\}\}|[A-Z][A-Z0-9]*_[A-Z0-9_]*),?$")
 
 # What DeepSpeed does with a top-level section that is not an object (ran on 0.19.8): the
 # values listed here are accepted; anything else raises (TypeError/AttributeError/ValidationError).
@@ -71,7 +69,7 @@ class Problem(NamedTuple):
 
 
 def _placeholder_help(value) -> str | None:
-    if isinstance(value, str) and _PLACEHOLDER.match(value.strip()):
+    if isinstance(value, str) and ds.is_placeholder_text(value):
         return ds.PLACEHOLDER_HELP
     return None
 
@@ -239,6 +237,7 @@ def _section_findings(config: Mapping, versions: ds.Versions):
 
 
 @rule("DS210", "value-type", severity="error", target="deepspeed", fixable=True)
+@ds.judges_values
 def value_type(use, context):
     """A value DeepSpeed's validation rejects: a fraction, `"5e8"`, a string where a boolean belongs, a section that is not an object.
 
@@ -264,6 +263,11 @@ def value_type(use, context):
     number 3, but `enabled: CONFIG_FP16_ENABLED` is the string "CONFIG_FP16_ENABLED".
     Choices and bounds are `invalid-choice` and `value-out-of-bounds`; the batch keys are
     `batch-value-type`.
+
+    Templates: a config with quoteless placeholder values (`enabled: CONFIG_FP16_ENABLED`, `$MBS`, `{{ gas }}`)
+    that no launch passes to a program as it is, is filled in by a script (sed, envsubst)
+    before DeepSpeed reads the copy: its placeholders are not judged, its other values are.
+    When a launch names the file itself, the placeholders reach DeepSpeed and are reported.
 
     ## Why it matters
     pydantic raises `ValidationError` when `DeepSpeedConfig` parses the config, at
@@ -363,6 +367,7 @@ _CHECKPOINT_CHOICES = {
 
 
 @rule("DS212", "invalid-choice", severity="error", target="deepspeed", fixable=True)
+@ds.judges_values
 def invalid_choice(use, context):
     """A value outside the set DeepSpeed accepts: stage, offload device, communication dtype, all-reduce op, ...
 
@@ -381,6 +386,11 @@ def invalid_choice(use, context):
     - `data_types.keep_in_fp32_modules` ("auto" or a list of strings, config.py:563-567),
       `torch_autocast.dtype` and `data_types.*_dtype` (the `DtypeEnum` spellings, config.py:144-168);
     - the other enums of validated sections (`weight_quantization.q_type`, ...).
+
+    Templates: a config with quoteless placeholder values (`stage: CONFIG_ZERO_STAGE,`, `$MBS`, `{{ gas }}`)
+    that no launch passes to a program as it is, is filled in by a script (sed, envsubst)
+    before DeepSpeed reads the copy: its placeholders are not judged, its other values are.
+    When a launch names the file itself, the placeholders reach DeepSpeed and are reported.
 
     ## Why it matters
     Each raises when DeepSpeed parses the config (`data_types.*_dtype` at `deepspeed.initialize`):
@@ -536,6 +546,7 @@ def _dtype_choices(config: Mapping, versions: ds.Versions):
 
 
 @rule("DS213", "value-out-of-bounds", severity="error", target="deepspeed", fixable=True)
+@ds.judges_values
 def value_out_of_bounds(use, context):
     """A number outside the range DeepSpeed's validation allows: `reduce_bucket_size: 0`, a negative size, `ratio: 1.5`, dynamic loss scaling with `min_loss_scale: 0`.
 
@@ -547,6 +558,11 @@ def value_out_of_bounds(use, context):
     - with fp16 enabled and dynamic loss scaling (`loss_scale` 0, the default),
       `loss_scale_window` and `min_loss_scale` must be > 0 (precision_config.py:182-197):
       `min_loss_scale: 0` (or `0.0`) raises.
+
+    Templates: a config with quoteless placeholder values (`reduce_bucket_size: BUCKET_SIZE,`, `$MBS`, `{{ gas }}`)
+    that no launch passes to a program as it is, is filled in by a script (sed, envsubst)
+    before DeepSpeed reads the copy: its placeholders are not judged, its other values are.
+    When a launch names the file itself, the placeholders reach DeepSpeed and are reported.
 
     ## Why it matters
     pydantic raises `Input should be greater than 0` (or DeepSpeed's own
@@ -630,6 +646,7 @@ _NUMERIC_CRASH = {"gradient_clipping"}  # compared with a float at the first ste
 
 
 @rule("DS214", "unchecked-value-type", severity="warning", target="deepspeed", fixable=True)
+@ds.judges_values
 def unchecked_value_type(use, context):
     """A string or container where DeepSpeed reads a boolean or number without checking it.
 
@@ -641,6 +658,11 @@ def unchecked_value_type(use, context):
     object. `"auto"` is left to the rules about who fills it; the batch keys are
     `batch-value-type`. `gradient_clipping` as a string is an error: DeepSpeed compares it with
     a float at the first optimizer step.
+
+    Templates: a config with quoteless placeholder values (`gradient_clipping: CLIP_GRAD,`, `$MBS`, `{{ gas }}`)
+    that no launch passes to a program as it is, is filled in by a script (sed, envsubst)
+    before DeepSpeed reads the copy: its placeholders are not judged, its other values are.
+    When a launch names the file itself, the placeholders reach DeepSpeed and are reported.
 
     ## Why it matters
     DeepSpeed uses these values as they are (deepspeed/runtime/config.py:234-269): the string
