@@ -358,3 +358,18 @@ def test_a_fix_loop_that_does_not_converge_is_an_internal_error(tmp_path, monkey
     result = invoke(["check", "--fix", "."])
     assert result.exit_code == 2
     assert "fixes did not converge" in result.output
+
+
+@pytest.mark.parametrize(
+    "inline,text",
+    [('{"device": "CPU"}', '"CPU"'), ('{"pin_memory": true}', "true"), ('{"buffer_count": 4}', "4"),
+     ("{'device': 'cpu'}", "'cpu'"), ('{"nvme_path": "/a\\"b"}', '"/a\\"b"'), ('{"buffer_size": 1e8, "x": 1}', "1e8")],
+)
+def test_a_value_placed_after_hjson_only_syntax_ends_where_it_ends(inline, text):
+    """After a quoteless value tree-sitter cannot place the rest of an hjson file; the range of a
+    value found by reading the text must end at its last character, not take the `}` after it
+    (a fix replaces that range: `"CPU"}` became `"cpu"`, and the file lost a brace)."""
+    data = '{\n  "zero_optimization": {\n    "stage": ZERO_STAGE,\n    "offload_optimizer": ' + inline + "\n  }\n}\n"
+    document = read_document("ds.json", data.encode("utf-8"), explicit=True)
+    inner = document.root.entry("zero_optimization").value.entry("offload_optimizer").value
+    assert inner.entries[0].value.span.text == text

@@ -242,7 +242,7 @@ class _Builder:
                 key_span = self._find_key(key, span, search_from)
                 value_ts = None
             search_from = max(search_from, key_span.end)
-            node = self.build(value, value_ts, partial(self._value_after, key_span, span), depth + 1)
+            node = self.build(value, value_ts, partial(self._value_after, key_span, span, value), depth + 1)
             entries.append(Entry(key=key, key_span=key_span, value=node))
         return Mapping(span=span, entries=entries)
 
@@ -254,8 +254,11 @@ class _Builder:
             return Span(self.source, found.start(), found.end())
         return parent
 
-    def _value_after(self, key_span: Span, parent: Span) -> Span:
-        """Best-effort range of a value hjson read but tree-sitter could not place: rest of the line."""
+    def _value_after(self, key_span: Span, parent: Span, value: Any = None) -> Span:
+        """Best-effort range of a value hjson read but tree-sitter could not place: a quoted string
+        to its closing quote, a number, boolean or null to its last character, and a quoteless
+        string to the end of the line (as hjson reads it). A fix replaces exactly this range, so
+        it must not take the `}` or `]` that closes the object after a value on the same line."""
         text = self.source.text
         colon = text.find(":", key_span.end, parent.end)
         if colon == -1:
@@ -263,6 +266,14 @@ class _Builder:
         start = colon + 1
         while start < parent.end and text[start] in " \t":
             start += 1
+        if start < parent.end and text[start] in "\"'":
+            close = _closing_quote(text, start, parent.end)
+            if close is not None:
+                return Span(self.source, start, close + 1)
+        elif isinstance(value, (bool, int, float)) or value is None:
+            token = _SCALAR_TOKEN.match(text, start, parent.end)
+            if token is not None and token.end() > start:
+                return Span(self.source, start, token.end())
         end = text.find("\n", start, parent.end)
         if end == -1:
             end = parent.end
@@ -271,6 +282,29 @@ class _Builder:
         if end <= start:
             return key_span
         return Span(self.source, start, end)
+
+
+_SCALAR_TOKEN = re.compile(r"[-+]?[\w.]+")
+
+
+def _closing_quote(text: str, start: int, limit: int) -> int | None:
+    """The offset of the quote that closes the string opening at ``start`` (a backslash escapes
+    the next character), on the same line; None for a multi-line string or an unclosed one."""
+    quote = text[start]
+    if text.startswith(quote * 3, start):
+        return None
+    i = start + 1
+    while i < limit:
+        ch = text[i]
+        if ch == "\\":
+            i += 2
+            continue
+        if ch == quote:
+            return i
+        if ch == "\n":
+            return None
+        i += 1
+    return None
 
 
 def _consistent(value: Any, ts_node) -> bool:
