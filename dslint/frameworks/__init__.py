@@ -25,6 +25,14 @@ def cached(plan, key: str, build: Callable[[], Any]) -> Any:
     return slot[key]
 
 
+def established_program(plan, kind: str):
+    """The launch's program when dslint has evidence it is ``kind`` (``verl``, ``openrlhf``), else None."""
+    consumer = getattr(plan, "program", None)
+    if consumer is None or consumer.kind != kind or not consumer.established:
+        return None
+    return consumer
+
+
 def position(span: Span | None) -> tuple[str | None, int | None]:
     if span is None or span.virtual:
         return None, None
@@ -133,4 +141,4 @@ def batch_of(plan, settings=None) -> FrameworkBatch | None:
     return None
 
 
-__all__ = ["Check", "FrameworkBatch", "Quantity", "Releases", "batch_of", "cached", "position", "releases"]
+__all__ = ["Check", "FrameworkBatch", "Quantity", "Releases", "batch_of", "cached", "established_program", "position", "releases"]

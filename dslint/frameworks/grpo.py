@@ -89,6 +89,24 @@ def trainer(plan) -> Trainer | None:
     return None
 
 
+def judging(plan, settings, found: Trainer):
+    """What the TRL rules judge a launch of ``found`` with: the TRL releases it may run, the
+    severity cap when the trainer is assumed (a warning), and ``noted(note, verdict)``, the note
+    with the releases it fails in and the assumption about the program."""
+    from dslint.diagnostics import Severity
+    from dslint.versions import candidates
+
+    start = plan.origin.path if plan.origin is not None else None
+    versions = candidates("trl", start, settings, plan.program)
+    assumed = None if found.established else Severity.WARNING
+
+    def noted(note: str, verdict) -> str:
+        note = verdict.qualify(note)
+        return note if found.established else f"{note}; {found.evidence}"
+
+    return versions, assumed, noted
+
+
 def config_file_unread(plan) -> bool:
     """TrlParser's ``--config recipe.yaml`` sets the arguments the command line does not: when the
     launch passes one that dslint did not read, the batch settings it may hold are unknown."""

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from dslint.frameworks import Check, FrameworkBatch, Quantity, position
+from dslint.frameworks import Check, FrameworkBatch, Quantity, established_program, position
 from dslint.rules._args import Value, as_bool, as_text, integer
 
 SPELLINGS = {
@@ -59,8 +59,8 @@ _NOTE = "OpenRLHF's default (the same in 0.5-0.11)"
 
 def entry(plan) -> str | None:
     """The OpenRLHF CLI entry point a launch runs (``train_sft``), when the program is established as OpenRLHF's."""
-    consumer = getattr(plan, "program", None)
-    if consumer is None or consumer.kind != "openrlhf" or not consumer.established:
+    consumer = established_program(plan, "openrlhf")
+    if consumer is None:
         return None
     name = (consumer.program or "").replace("\\", "/")
     if name.endswith(".py"):

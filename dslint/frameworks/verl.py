@@ -29,7 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from dslint.frameworks import Check, FrameworkBatch, Quantity, cached, position
+from dslint.frameworks import Check, FrameworkBatch, Quantity, cached, established_program, position
 from dslint.launch.hydra import Base, Composition, Setting, Unknown, compose
 
 _CITE = "verl/trainer/config/{}.yaml, the same in verl 0.4.0-0.7.0"
@@ -102,8 +102,8 @@ def _is_main_ppo(consumer) -> bool:
 
 def ppo_program(plan) -> str | None:
     """The verl PPO-family program a launch runs (``verl.trainer.main_ppo``, a recipe's file), or None."""
-    consumer = getattr(plan, "program", None)
-    if consumer is None or consumer.kind != "verl" or not consumer.established:
+    consumer = established_program(plan, "verl")
+    if consumer is None:
         return None
     if _is_main_ppo(consumer):
         return consumer.program
@@ -180,8 +180,8 @@ SFT_MODULE = "verl.trainer.fsdp_sft_trainer"
 
 def sft_program(plan) -> str | None:
     """verl's FSDP SFT trainer (``torchrun -m verl.trainer.fsdp_sft_trainer``), or None."""
-    consumer = getattr(plan, "program", None)
-    if consumer is None or consumer.kind != "verl" or not consumer.established:
+    consumer = established_program(plan, "verl")
+    if consumer is None:
         return None
     name = (consumer.program or "").replace("\\", "/")
     return name if name == SFT_MODULE or name.endswith("verl/trainer/fsdp_sft_trainer.py") else None

@@ -632,18 +632,11 @@ def generation_batch(plan, context):
 
 def _trl_generation_batch(plan, context, trl, n):
     """DS416 for TRL's GRPOTrainer/RLOOTrainer, judged release by release (dslint.frameworks.grpo)."""
-    from dslint.frameworks.grpo import eval_checked, generation as generation_of
-    from dslint.versions import candidates, compare
+    from dslint.frameworks.grpo import eval_checked, generation as generation_of, judging
+    from dslint.versions import compare
 
     label = trl.label
-    start = plan.origin.path if plan.origin is not None else None
-    versions = candidates("trl", start, context.settings, plan.program)
-    assumed = None if trl.established else Severity.WARNING
-
-    def noted(note: str, verdict) -> str:
-        """The note, the versions it fails in, and the assumption about the program."""
-        note = verdict.qualify(note)
-        return note if trl.established else f"{note}; {trl.evidence}"
+    versions, assumed, noted = judging(plan, context.settings, trl)
 
     if n.value < 2:
         verdict = versions.judge(lambda v: generation_of(trl.kind, v, 1, 1, 1, None, None, n.value).applies)

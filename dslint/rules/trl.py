@@ -10,7 +10,7 @@ from dslint.diagnostics import Finding, Related, Severity
 from dslint.frameworks import grpo
 from dslint.rule import rule
 from dslint.rules._args import flag, integer, text, where
-from dslint.versions import candidates, compare
+from dslint.versions import compare
 
 
 def _least(*severities):
@@ -110,14 +110,7 @@ def trl_vllm_gpus(plan, context):
     world = plan.world_size.value if plan.world_size is not None and isinstance(plan.world_size.value, int) else None
     if world is None:
         return
-    start = plan.origin.path if plan.origin is not None else None
-    versions = candidates("trl", start, context.settings, plan.program)
-    assumed = None if trainer.established else Severity.WARNING
-
-    def noted(note: str, verdict) -> str:
-        """The note, the versions it fails in, and the assumption about the program."""
-        note = verdict.qualify(note)
-        return note if trainer.established else f"{note}; {trainer.evidence}"
+    versions, assumed, noted = grpo.judging(plan, context.settings, trainer)
 
     world_note = Related(f"{world} training processes: {plan.world_size.origin}", plan.world_size.span)
     mode = text(plan, "vllm_mode")
