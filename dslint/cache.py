@@ -21,7 +21,7 @@ import hashlib
 import json
 import os
 import stat as stat_module
-import tempfile
+from functools import lru_cache
 from pathlib import Path
 
 from dslint import __version__
@@ -59,6 +59,8 @@ def _prepare(root: Path) -> Path | None:
 
 
 def write_atomically(path: Path, data: bytes) -> None:
+    import tempfile  # only when something is written: the replayed run writes nothing
+
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=path.suffix)
     try:
         with os.fdopen(handle, "wb") as out:
@@ -151,6 +153,7 @@ __all__ = ["CACHE_FOLDER", "DocumentCache", "NameIndex", "cache_root", "content_
 # --------------------------------------------------------------------------------------------
 
 
+@lru_cache(maxsize=None)
 def _build_id() -> str:
     """This dslint: its version and the size and time of each of its files (an edited checkout
     of one version must not reuse what another edit found)."""
@@ -356,7 +359,7 @@ class DocumentCache:
             return None
 
     def key(self, display: str, data: bytes) -> str:
-        return content_hash(b"\0".join([_build_id_once().encode("utf-8"), display.encode("utf-8", "surrogateescape"), data]))
+        return content_hash(b"\0".join([_build_id().encode("utf-8"), display.encode("utf-8", "surrogateescape"), data]))
 
     def load(self, key: str):
         import pickle
@@ -378,21 +381,12 @@ class DocumentCache:
         write_atomically(self.folder / f"{key}.pickle", data)
 
 
-_BUILD_ID: list[str] = []
-
-
-def _build_id_once() -> str:
-    if not _BUILD_ID:
-        _BUILD_ID.append(_build_id())
-    return _BUILD_ID[0]
-
-
 class RunCache:
     """One cached run per command: its key, what it read, and what it reported."""
 
     def __init__(self, root: Path | None, key_parts: list[str]):
         self.folder = _prepare(root) if root is not None else None
-        key = content_hash("\0".join([_build_id_once(), os.getcwd(), *key_parts]).encode("utf-8")) if self.folder else ""
+        key = content_hash("\0".join([_build_id(), os.getcwd(), *key_parts]).encode("utf-8")) if self.folder else ""
         self.path = self.folder / "runs" / f"{key}.pickle" if self.folder is not None else None
 
     def load(self):

@@ -140,8 +140,10 @@ class Engine:
         a parser's failure is noted in ``result``, and the other files go on."""
         if data is None:
             self.files_read += 1
-        if candidate.context and data is None and self.document_cache is not None:
-            return self._read_kept(candidate, result)
+            if candidate.context and self.document_cache is not None:
+                data = self.document_cache.bytes_of(candidate.path)
+                if data is not None:
+                    return self._read_kept(candidate, result, data)
         try:
             return read_candidate(candidate, data)
         except Skipped as exc:
@@ -150,12 +152,9 @@ class Engine:
             result.internal_errors.append(InternalError(candidate.display, _summary(exc)))
         return None
 
-    def _read_kept(self, candidate: Candidate, result: RunResult) -> Document | None:
+    def _read_kept(self, candidate: Candidate, result: RunResult, data: bytes) -> Document | None:
         """A context file's document from the document cache when its bytes are unchanged: the
         same launch scripts are read on every pre-commit run of the configs they name."""
-        data = self.document_cache.bytes_of(candidate.path)
-        if data is None:  # not a small regular file: read as any other file
-            return self.read(replace(candidate, context=False), result)
         key = self.document_cache.key(candidate.display, data)
         document = self.document_cache.load(key)
         if document is None:

@@ -163,15 +163,20 @@ class _Module:
     assigned: list[tuple[str, int]] = field(default_factory=list)  # (attribute, line)
 
 
-def _plain_imports(tree: ast.Module) -> list[tuple[str, int]]:
-    """What the module imports unconditionally: top-level import statements and those of the
-    ``if __name__ == "__main__":`` block (an import under try or another if is optional)."""
+def _always_body(tree: ast.Module) -> list[ast.stmt]:
+    """The statements every run of the module executes: its top level and the ``if __name__ ==
+    "__main__":`` block (a statement under try or another if may not run)."""
     body = list(tree.body)
     for node in tree.body:
         if isinstance(node, ast.If) and isinstance(node.test, ast.Compare) and _dotted(node.test.left) == "__name__":
             body.extend(node.body)
+    return body
+
+
+def _plain_imports(tree: ast.Module) -> list[tuple[str, int]]:
+    """What the module imports unconditionally (absolute imports of ``_always_body``)."""
     out = []
-    for node in body:
+    for node in _always_body(tree):
         if isinstance(node, ast.Import):
             out.extend((alias.name, node.lineno) for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
@@ -624,13 +629,8 @@ def read_program(entry: Path, repo_root: Path | None, display) -> Program | None
 
 
 def _unconditional_lines(tree: ast.Module) -> set[int]:
-    """Lines of the import statements a module runs whenever it runs (as ``_plain_imports``
-    reads them, relative imports included)."""
-    body = list(tree.body)
-    for node in tree.body:
-        if isinstance(node, ast.If) and isinstance(node.test, ast.Compare) and _dotted(node.test.left) == "__name__":
-            body.extend(node.body)
-    return {node.lineno for node in body if isinstance(node, (ast.Import, ast.ImportFrom))}
+    """Lines of the import statements a module runs whenever it runs, relative imports included."""
+    return {node.lineno for node in _always_body(tree) if isinstance(node, (ast.Import, ast.ImportFrom))}
 
 
 def _keys_read(tree: ast.Module) -> Iterator[tuple[str, int]]:
@@ -649,11 +649,13 @@ def _keys_read(tree: ast.Module) -> Iterator[tuple[str, int]]:
 
 def _always_run(entry: str, edges: list[tuple[str, str]]) -> set[str]:
     """The modules every run of the entry imports: reached from it by unconditional imports only."""
+    imports: dict[str, list[str]] = {}
+    for importer, imported in edges:
+        imports.setdefault(importer, []).append(imported)
     reached, stack = {entry}, [entry]
     while stack:
-        here = stack.pop()
-        for importer, imported in edges:
-            if importer == here and imported not in reached:
+        for imported in imports.get(stack.pop(), ()):
+            if imported not in reached:
                 reached.add(imported)
                 stack.append(imported)
     return reached

@@ -239,8 +239,7 @@ def ignored_key(use, context):
                 if (found := versions.qualify(finding, versions.before(introduced), spelling=True)) is not None:
                     yield found
                 continue
-            read_by = _project_reads(use, path, item.key)
-            if read_by is not None:
+            if _project_reads(use, path, item.key) is not None:
                 continue  # the launched program's own code looks the key up: not ignored by the run
             candidates = _candidates(item.key, known, section)
             fix = None
