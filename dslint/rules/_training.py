@@ -4,7 +4,9 @@ The facts come from the generated schemas (``schemas/<package>[-X.Y].schema.json
 dslint/schemagen) and from the lifetimes the projects document (``DOCUMENTED``); the versions
 from :mod:`dslint.versions` (the candidates the evidence allows). A release is described by
 the generation of its own ``major.minor`` when one is shipped; otherwise by the two generations
-around it, and where those disagree dslint cannot tell what that release does.
+around it, and where those disagree dslint cannot tell what that release does. Whether such a
+release has an argument of a given name is answered by the names its wheel defines
+(``schemas/<package>-names.json``, :mod:`dslint.argnames`) where that file covers the release.
 """
 
 from __future__ import annotations
@@ -285,16 +287,45 @@ class InUse:
         return self.candidates.judge(fails, spelling)
 
     def judge_name(self, sets: tuple[str, ...], name: str) -> Verdict:
-        """Where ``name`` is not an argument, by the schemas and the documented lifetimes."""
+        """Where ``name`` is not an argument: by the documented lifetimes, then, for a release no
+        shipped schema describes, by the names its wheel defines (dslint/argnames.py), else by the schemas."""
         life = documented(self.package, name)
 
         def override(version: str) -> bool | None | object:
-            if life.unsure(version):
-                return UNSURE
-            accepted = life.accepts(version)
-            return None if accepted is None else not accepted
+            if life is not None:
+                if life.unsure(version):
+                    return UNSURE
+                accepted = life.accepts(version)
+                if accepted is not None:
+                    return not accepted
+            if own_generation(self.package, version) is not None:
+                return None
+            return _lacks_name(self.package, version, sets, name)
 
-        return self.judge(sets, lambda space: space.lookup(name) is None, override if life is not None else None)
+        return self.judge(sets, lambda space: space.lookup(name) is None, override)
+
+
+def own_generation(package: str, version: str) -> Generation | None:
+    """The shipped generation of ``version``'s own ``major.minor``, if there is one."""
+    found = describing(package, version)
+    return found[0] if len(found) == 1 and found[0].key[:2] == parse_version(version)[:2] else None
+
+
+def _lacks_name(package: str, version: str, sets: tuple[str, ...], name: str) -> bool | None:
+    """Whether the names history says release ``version`` has no argument ``name``; None when it
+    does not cover that release (the schemas around it decide). A spelling the schemas map to
+    another field (an alias, a ``--no_`` complement) is asked about that field."""
+    from dslint.argnames import has_name
+
+    found = has_name(package, version, name)
+    if found is not False:
+        return None if found is None else False
+    key = name.lstrip("-").replace("-", "_")
+    for gen in describing(package, version):
+        hit = arg_space(gen.schema_name, sets).lookup(name)
+        if hit is not None and hit[0] != key and has_name(package, version, hit[0]):
+            return False
+    return True
 
 
 def in_use(package: str, start: str | None, settings: Any, program: Any = None) -> InUse | None:

@@ -3,7 +3,8 @@
 Usage::
 
     python -m dslint.schemagen.generations --prepare DIR      # pip install each generation into DIR/<name>
-                                                              # (and download the DeepSpeed sdists the key history reads)
+                                                              # (and download the DeepSpeed sdists the key history reads
+                                                              # and the wheels argument_names reads)
     python -m dslint.schemagen.generations --regenerate DIR   # run every generator (after --prepare)
     python -m dslint.schemagen.generations --check DIR        # every shipped schema is up to date
 
@@ -22,6 +23,7 @@ import argparse
 import subprocess
 import sys
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 from dslint.schemagen._hfargs import SCHEMA_DIR
@@ -82,41 +84,52 @@ def command(generation: Generation, targets: Path | None, *, check: bool = False
 
 #: Sub-folder of the targets folder with the DeepSpeed sdists deepspeed_history reads.
 DEEPSPEED_SDISTS = "deepspeed-sdists"
+#: Sub-folder of the targets folder with the wheels argument_names reads.
+ARGUMENT_WHEELS = "argument-wheels"
 
 
 #: The index whose JSON simple API (PEP 691) lists each release's files and their sha256.
 SIMPLE_INDEX = "https://pypi.org/simple/"
 
 
-def _sdist_link(project: str, version: str) -> tuple[str, str] | None:
-    """(url, sha256) of ``project-version.tar.gz`` on the index, or None when it has none."""
+@lru_cache(maxsize=None)
+def _index_files(project: str) -> tuple[dict, ...]:
+    """The files the index lists for ``project`` (one request per project and run)."""
     import json
     import urllib.request
 
     request = urllib.request.Request(f"{SIMPLE_INDEX}{project}/", headers={"Accept": "application/vnd.pypi.simple.v1+json"})
     with urllib.request.urlopen(request, timeout=60) as response:
-        files = json.load(response)["files"]
-    for entry in files:
-        if entry["filename"] == f"{project}-{version}.tar.gz":
+        return tuple(json.load(response)["files"])
+
+
+def _release_link(project: str, filename: str) -> tuple[str, str] | None:
+    """(url, sha256) of the file ``filename`` of ``project`` on the index, or None when it has none."""
+    for entry in _index_files(project):
+        if entry["filename"] == filename:
             return entry["url"], entry["hashes"]["sha256"]
     return None
 
 
-def _download_sdist(version: str, folder: Path, attempts: int = 3) -> bool:
-    """Fetch the deepspeed sdist file itself, checked against the index's sha256.
+def wheel_name(project: str, version: str) -> str:
+    """The pure-Python wheel's file name (``ms_swift-3.4.0-py3-none-any.whl``)."""
+    return f"{project.replace('-', '_')}-{version}-py3-none-any.whl"
 
-    ``pip download --no-binary`` would build metadata first, and some releases' setup.py
-    imports torch (0.13.0), which pip's isolated build environment lacks: the file is all the
-    history needs, so no build step is run.
+
+def download_release_file(project: str, filename: str, folder: Path, attempts: int = 3) -> bool:
+    """Fetch one release file of ``project`` into ``folder``, checked against the index's sha256.
+
+    False when the index has no such file or every attempt failed (each failure is printed).
+    Nothing is installed or built: the generators read the archive as it is.
     """
     import hashlib
     import time
     import urllib.request
 
-    target = folder / f"deepspeed-{version}.tar.gz"
+    target = folder / filename
     for attempt in range(attempts):
         try:
-            link = _sdist_link("deepspeed", version)
+            link = _release_link(project, filename)
             if link is None:
                 return False
             url, sha256 = link
@@ -124,14 +137,22 @@ def _download_sdist(version: str, folder: Path, attempts: int = 3) -> bool:
                 data = response.read()
             if hashlib.sha256(data).hexdigest() != sha256:
                 raise OSError(f"sha256 mismatch for {url}")
-            partial = target.with_suffix(".part")
+            partial = target.with_name(target.name + ".part")
             partial.write_bytes(data)
             partial.replace(target)
             return True
         except OSError as error:  # URLError and timeouts are OSErrors
-            print(f"deepspeed {version} sdist, attempt {attempt + 1}: {error}", file=sys.stderr)
+            print(f"{filename}, attempt {attempt + 1}: {error}", file=sys.stderr)
+            _index_files.cache_clear()
             time.sleep(2 * (attempt + 1))
     return False
+
+
+def _download_sdist(version: str, folder: Path) -> bool:
+    """Fetch the deepspeed sdist file itself: ``pip download --no-binary`` would build metadata
+    first, and some releases' setup.py imports torch (0.13.0), which pip's isolated build
+    environment lacks. The file is all the history needs, so no build step is run."""
+    return download_release_file("deepspeed", f"deepspeed-{version}.tar.gz", folder)
 
 
 def prepare_sdists(folder: Path) -> None:
@@ -150,8 +171,19 @@ def prepare_sdists(folder: Path) -> None:
             print(f"could not download the deepspeed {version} sdist; the history says which release it skipped", file=sys.stderr)
 
 
+def prepare_wheels(folder: Path) -> None:
+    """Download the wheels whose argument names argument_names records (about 180 files, 500 MB)."""
+    from dslint.schemagen import argument_names
+
+    for package in argument_names.PACKAGES.values():
+        missing = argument_names.download(package, folder)
+        if missing:
+            print(f"no {package.name} wheel for {', '.join(missing)}: the names check says which it lacks", file=sys.stderr)
+
+
 def prepare(targets: Path) -> int:
     prepare_sdists(targets / DEEPSPEED_SDISTS)
+    prepare_wheels(targets / ARGUMENT_WHEELS)
     done: set[str] = set()
     for generation in GENERATIONS:
         if generation.target is None or generation.target in done:

@@ -1,0 +1,89 @@
+"""Did a release of ms-swift, transformers, TRL or LLaMA-Factory have an argument of this name?
+
+The shipped argument schemas describe a few releases each; ``schemas/<package>-names.json``
+(written by ``python -m dslint.schemagen.argument_names`` from the releases' wheels) records the
+argument names of every release dslint knows, as deltas between consecutive releases. Rules
+ask :func:`has_name` only about a release that no schema describes; the file is read the first
+time they do. The names are a superset (see the generator's doc): an answer of False is a
+release the file covers whose classes define no such name, nor does any release of a package
+it inherits arguments from.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import lru_cache
+
+from dslint.versions import parse_version
+
+
+def decode(data: dict) -> dict[str, frozenset[str]]:
+    """version -> its names, from a names file's content (deltas from the first release)."""
+    out: dict[str, frozenset[str]] = {}
+    names: set[str] = set()
+    for row in data["releases"]:
+        names = (names - set(row.get("removed", ()))) | set(row.get("added", ()))
+        out[row["version"]] = frozenset(names)
+    return out
+
+
+@dataclass(frozen=True)
+class History:
+    package: str
+    by_minor: bool  # one release read per minor version describes all its patch releases
+    releases: dict[str, frozenset[str]]
+    inherits: tuple[str, ...]  # packages whose arguments its parser also accepts (any release)
+
+    def names(self, version: str) -> frozenset[str] | None:
+        """The names of ``version``, or None when the file does not cover it."""
+        if not self.by_minor:
+            return self.releases.get(version)
+        minor = parse_version(version)[:2]
+        return next((names for read, names in self.releases.items() if parse_version(read)[:2] == minor), None)
+
+    @property
+    def every_name(self) -> frozenset[str]:
+        return frozenset().union(*self.releases.values())
+
+
+@lru_cache(maxsize=None)
+def history(package: str) -> History | None:
+    from dslint.schemas import data_path
+
+    path = data_path(f"{package}-names.json")
+    if path is None:
+        return None
+    data = json.loads(path.read_text(encoding="utf-8"))
+    return History(package, data.get("by") == "minor", decode(data), tuple(data.get("inherits", ())))
+
+
+@lru_cache(maxsize=None)
+def _inherited(package: str) -> frozenset[str] | None:
+    """Every name of every release of the packages ``package`` inherits from; None when one has no file."""
+    found = history(package)
+    out: set[str] = set()
+    for other in found.inherits if found is not None else ():
+        theirs = history(other)
+        if theirs is None:
+            return None
+        out |= theirs.every_name
+    return frozenset(out)
+
+
+def has_name(package: str, version: str, name: str) -> bool | None:
+    """True: release ``version`` has an argument ``name`` (a field, or the ``no_`` complement of
+    one); False: the names file covers that release and nothing it records has it; None: the
+    file does not cover that release."""
+    found = history(package)
+    names = found.names(version) if found is not None else None
+    if names is None:
+        return None
+    inherited = _inherited(package)
+    if inherited is None:
+        return None
+    key = name.lstrip("-").replace("-", "_")
+    for candidate in (key, key[3:] if key.startswith("no_") else None):
+        if candidate and (candidate in names or candidate in inherited):
+            return True
+    return False
