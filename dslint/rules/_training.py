@@ -83,7 +83,8 @@ DOCUMENTED: dict[str, dict[str, Lifetime]] = {
         "evaluation_strategy": Lifetime(None, "4.51", "eval_strategy", "renamed in transformers 4.41; in the 4.50.0 "
                                                                         "wheel's training_args.py, not in 4.51.0's"),
         "group_by_length": Lifetime(None, "5.2", None, "in the transformers 5.1.0 wheel's training_args.py, not in 5.2.0's"),
-        # deprecated in 5.0 ("will be removed in v5.2"), still in the 5.2.0 wheel, gone from 5.23
+        # deprecated in 5.0 ("will be removed in v5.2"), still in the 5.2.0 wheel; past 5.2 the
+        # names history decides (in the 5.14.1 wheel, not in 5.15.1's)
         "warmup_ratio": Lifetime(None, None, "warmup_steps", "transformers 5.0 help text: deprecated, use warmup_steps "
                                                              "(a float is a ratio)", kept_through="5.2"),
         "logging_dir": Lifetime(None, None, None, "in the transformers 5.2.0 wheel's training_args.py", kept_through="5.2"),
@@ -287,8 +288,9 @@ class InUse:
         return self.candidates.judge(fails, spelling)
 
     def judge_name(self, sets: tuple[str, ...], name: str) -> Verdict:
-        """Where ``name`` is not an argument: by the documented lifetimes, then, for a release no
-        shipped schema describes, by the names its wheel defines (dslint/argnames.py), else by the schemas."""
+        """Where ``name`` is not an argument: by the documented lifetimes; then, where the release's
+        own wheel differs in this name from the releases the schemas describing it were made
+        from, by that wheel (dslint/argnames.py); else by the schemas."""
         life = documented(self.package, name)
 
         def override(version: str) -> bool | None | object:
@@ -298,34 +300,43 @@ class InUse:
                 accepted = life.accepts(version)
                 if accepted is not None:
                     return not accepted
-            if own_generation(self.package, version) is not None:
-                return None
-            return _lacks_name(self.package, version, sets, name)
+            return _history_fails(self.package, version, sets, name)
 
         return self.judge(sets, lambda space: space.lookup(name) is None, override)
 
 
-def own_generation(package: str, version: str) -> Generation | None:
-    """The shipped generation of ``version``'s own ``major.minor``, if there is one."""
-    found = describing(package, version)
-    return found[0] if len(found) == 1 and found[0].key[:2] == parse_version(version)[:2] else None
+def _history_fails(package: str, version: str, sets: tuple[str, ...], name: str) -> bool | None:
+    """Whether release ``version`` lacks argument ``name``, by the names its wheel defines; None
+    where the schemas decide.
+
+    The history records names, not commands: where the release agrees with the releases the
+    schemas were made from, the schemas say which command has the name. Where it differs
+    from one of them (``--num_infer_workers``: in the ms-swift 3.4.0 wheel, not in 2.6.1's
+    nor 3.12.6's), the release's own wheel decides.
+    """
+    mine = _has_name(package, version, sets, name)
+    if mine is None:
+        return None
+    theirs = [_has_name(package, g.version, sets, name) for g in describing(package, version)]
+    if all(other == mine for other in theirs if other is not None):
+        return None
+    return not mine
 
 
-def _lacks_name(package: str, version: str, sets: tuple[str, ...], name: str) -> bool | None:
-    """Whether the names history says release ``version`` has no argument ``name``; None when it
-    does not cover that release (the schemas around it decide). A spelling the schemas map to
-    another field (an alias, a ``--no_`` complement) is asked about that field."""
+def _has_name(package: str, version: str, sets: tuple[str, ...], name: str) -> bool | None:
+    """The names history's answer for ``name`` in ``version`` (None: it does not cover that
+    release). A spelling the schemas map to another field (an alias) is asked about that field."""
     from dslint.argnames import has_name
 
     found = has_name(package, version, name)
     if found is not False:
-        return None if found is None else False
+        return found
     key = name.lstrip("-").replace("-", "_")
     for gen in describing(package, version):
         hit = arg_space(gen.schema_name, sets).lookup(name)
         if hit is not None and hit[0] != key and has_name(package, version, hit[0]):
-            return False
-    return True
+            return True
+    return False
 
 
 def in_use(package: str, start: str | None, settings: Any, program: Any = None) -> InUse | None:
