@@ -316,7 +316,7 @@ def unknown_training_argument(plan, context):
         verdict = ctx.in_use.judge_name(ctx.sets, name)
         if not verdict.anywhere:
             continue
-        own_verdict = ctx.parsers is not None and not having and life is None
+        own_verdict = ctx.parsers is not None and not having and life is None and verdict.everywhere
         target, why = None, ""
         if life is not None and life.renamed_to and ctx.space.lookup(life.renamed_to) is not None:
             target, why = life.renamed_to, life.source
