@@ -269,7 +269,11 @@ def unknown_training_argument(plan, context):
     `requirements*.txt`, `pyproject.toml`, `setup.py`, `setup.cfg`, `environment.yml`, a
     Dockerfile or a lock file; with none, every version dslint knows), from the schema of its
     generation and the lifetimes the projects document (transformers 5.0 removed
-    `overwrite_output_dir`, `adafactor`, `no_cuda`, ...). A name that only some of those versions
+    `overwrite_output_dir`, `adafactor`, `no_cuda`, ...). A release that no schema describes
+    is judged by the argument names its own wheel defines where they differ from the releases
+    the schemas were made from (`schemas/<package>-names.json`, read from every known ms-swift,
+    TRL and LLaMA-Factory wheel and one transformers wheel per minor version): ms-swift 3.4's
+    `--num_infer_workers` is in neither the 2.6 nor the 3.12 schema. A name that only some of those versions
     lack is info that names them (`--warmup_ratio` with nothing pinned: transformers 5.23 has no
     such field, 4.x has); a name that no known version has is a warning when nothing pins the
     package (a newer release may have added it) and an error when a pin says which versions run.
