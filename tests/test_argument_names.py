@@ -143,3 +143,21 @@ def test_regenerated_names_match_shipped():
     if status == generator.EXIT_OTHER_WHEELS:
         pytest.skip("the folder's wheels are not the ones the shipped files were made from (a download failed?)")
     assert status == 0
+
+
+def test_the_history_agrees_with_the_documented_lifetimes():
+    """Where a project documents when a name came or went (DS312's tuner flags, transformers 5.0's
+    removals), the wheels say the same; the history may accept more (a name inherited from some
+    transformers release), never less."""
+    from dslint.rules._training import DOCUMENTED
+
+    for package, lifetimes in DOCUMENTED.items():
+        for name, life in lifetimes.items():
+            for version in known_releases(package):
+                accepted = None if life.unsure(version) else life.accepts(version)
+                found = argnames.has_name(package, version, name)
+                if accepted is None or found is None:
+                    continue
+                assert found or not accepted, f"{package} {version} {name}: documented, but not in its wheel"
+                if package != "llamafactory":  # LLaMA-Factory inherits every transformers release's names
+                    assert found == accepted, f"{package} {version} {name}: the wheel disagrees with {life.source}"
