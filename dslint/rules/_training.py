@@ -314,10 +314,13 @@ def _history_fails(package: str, version: str, sets: tuple[str, ...], name: str)
     from one of them (``--num_infer_workers``: in the ms-swift 3.4.0 wheel, not in 2.6.1's
     nor 3.12.6's), the release's own wheel decides.
     """
+    around = describing(package, version)
+    if [g.version for g in around] == [version]:
+        return None  # a schema was made from this very release (the names file is not read)
     mine = _has_name(package, version, sets, name)
     if mine is None:
         return None
-    theirs = [_has_name(package, g.version, sets, name) for g in describing(package, version)]
+    theirs = [_has_name(package, g.version, sets, name) for g in around]
     if all(other == mine for other in theirs if other is not None):
         return None
     return not mine
