@@ -305,9 +305,18 @@ class Engine:
                     reference=reference.span,
                 )
             )
+        named = None
         for doc in documents:
             if doc.kind == DEEPSPEED and doc.mapping is not None and id(doc) not in reached:
-                uses.append(DeepSpeedUse(document=doc, config=doc.mapping, world_size=self.settings.world_size))
+                if named is None:
+                    from dslint.launch.link import accelerate_named
+
+                    named = accelerate_named(documents)
+                # an accelerate config names it: accelerate reads it, whichever program runs
+                reference = named.get(os.path.realpath(doc.source.path)) if named else None
+                uses.append(DeepSpeedUse(document=doc, config=doc.mapping, world_size=self.settings.world_size,
+                                         consumer="accelerate" if reference is not None else None,
+                                         extra={"named_by": reference} if reference is not None else {}))
         return uses
 
     def _run_rule(self, found: Rule, target, result: RunResult) -> list[Diagnostic]:

@@ -89,22 +89,7 @@ class Linker:
             return None
 
     def _candidates(self, raw: str, base: Path) -> list[Path]:
-        if os.path.isabs(raw):
-            return [Path(raw)]
-        out = [base / raw]
-        root = _repository_root(base)
-        directory = base
-        while directory != directory.parent and directory != root:
-            directory = directory.parent
-            out.append(directory / raw)
-        out.append(self.cwd / raw)
-        unique, seen = [], set()
-        for path in out:
-            key = os.path.normpath(str(path))
-            if key not in seen:
-                seen.add(key)
-                unique.append(Path(key))
-        return unique
+        return candidate_paths(raw, base, self.cwd)
 
     def resolve(self, role: str, raw: str | None, span: Span, base: Path, expect: str, assumed: str | None = None) -> Reference:
         reference = Reference(role=role, raw=raw, span=span, assumed=assumed)
@@ -713,6 +698,48 @@ def _world(plan: LaunchPlan) -> None:
         plan.world_size = Sourced(procs.value, procs.origin, procs.span, procs.default)
     else:
         plan.world_size = Sourced(procs.value * nodes.value, f"{procs.origin} × {nodes.origin}", procs.span or nodes.span, procs.default and nodes.default)
+
+
+def candidate_paths(raw: str, base: Path, cwd: Path) -> list[Path]:
+    """Where a relative path written in a file may point: from the file's folder, each folder above
+    it up to the repository root, and the working directory (the launch's folder is not known)."""
+    if os.path.isabs(raw):
+        return [Path(raw)]
+    out = [base / raw]
+    root = _repository_root(base)
+    directory = base
+    while directory != directory.parent and directory != root:
+        directory = directory.parent
+        out.append(directory / raw)
+    out.append(cwd / raw)
+    unique, seen = [], set()
+    for path in out:
+        key = os.path.normpath(str(path))
+        if key not in seen:
+            seen.add(key)
+            unique.append(Path(key))
+    return unique
+
+
+def accelerate_named(documents: list[Document], cwd: Path | None = None) -> dict[str, Span]:
+    """DeepSpeed configs that an accelerate config names (``deepspeed_config.deepspeed_config_file``):
+    real path → the span of the name. Whatever program runs, accelerate's DeepSpeedPlugin reads
+    such a config (accelerate/utils/dataclasses.py DeepSpeedPlugin.__post_init__), so it is
+    accelerate's even when no launch script in the run names the accelerate config."""
+    cwd = (cwd or Path.cwd()).resolve()
+    named: dict[str, Span] = {}
+    for doc in documents:
+        if doc.kind != ACCELERATE or doc.mapping is None:
+            continue
+        section = doc.mapping.get("deepspeed_config")
+        entry = section.entry("deepspeed_config_file") if isinstance(section, Mapping) else None
+        if entry is None or not isinstance(entry.value, Scalar) or not isinstance(entry.value.value, str) or not entry.value.value.strip():
+            continue
+        for candidate in candidate_paths(entry.value.value.strip(), Path(doc.source.path).parent, cwd):
+            if candidate.is_file():
+                named.setdefault(os.path.realpath(candidate), entry.value.span)
+                break
+    return named
 
 
 def _repository_root(start: Path) -> Path:

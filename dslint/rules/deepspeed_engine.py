@@ -144,10 +144,19 @@ def offload_with_client_optimizer(use, context):
       and 32-bit bitsandbytes Lion to `DeepSpeedCPULion`, and turns everything else into Adam
       with L2 weight decay (`adamw_mode=False`). That is a warning, naming what the accelerate
       versions the repository allows do (Adagrad only before 1.2.0).
-    - A config no launch reaches, or the plain deepspeed launcher: a warning, because it fails
-      whenever the training code passes its own torch optimizer. A config no launch reaches that
-      has `"auto"` values is read by HF Trainer or accelerate (nothing else fills them), so it is
-      judged as theirs.
+    - Releases that do not convert yet: accelerate before 0.18.0 passes the client optimizer to
+      DeepSpeed unchanged (the swap appears in 0.18.0, accelerator.py:1402-1409; 0.17.1 has
+      none), and the HF Trainer before transformers 4.30.0 calls `deepspeed.initialize` itself with
+      `Trainer.create_optimizer()` (4.29.2 deepspeed.py:296 and 378; 4.30.0 prepares through
+      accelerate, trainer.py:1752). Where the pins allow only such releases it is an error (a
+      warning when the launch's program was not read), info when they allow newer ones too, and
+      nothing when every allowed release converts.
+    - A config no launch reaches that an accelerate config names (`deepspeed_config_file`) is read
+      by accelerate whichever program runs (DeepSpeedPlugin), so it is judged as accelerate's.
+      One that has `"auto"` values is read by HF Trainer or accelerate (nothing else fills
+      them), so it is judged as theirs too.
+    - Any other config no launch reaches, or the plain deepspeed launcher: a warning, because it
+      fails whenever the training code passes its own torch optimizer.
 
     ## Why it matters
     With offload, DeepSpeed requires its own CPU optimizer: a client optimizer that is not
@@ -192,8 +201,9 @@ def offload_with_client_optimizer(use, context):
     hf = ds.hf_like(use) or (use.consumer is None and ds.has_auto(use.config))
     if hf and via_section:
         # accelerate swaps the torch optimizer for DeepSpeedCPUAdam: silent, and a change of
-        # optimizer when the Trainer's is not AdamW.
-        yield from _swapped_optimizer(use, context, anchor_item, device)
+        # optimizer when the Trainer's is not AdamW. Releases from before the swap pass it on.
+        unconverted = list(_unconverted(use, context, anchor_item, device))
+        yield from unconverted or _swapped_optimizer(use, context, anchor_item, device)
         return
     if hf:
         why = (
@@ -228,6 +238,45 @@ def offload_with_client_optimizer(use, context):
         fix=fix,
         alternatives=alternatives,
         severity=None if ds.hf_like(use) else Severity.WARNING,  # "auto" suggests HF; it does not establish it
+    )
+
+
+# Where the client optimizer is first swapped for DeepSpeedCPUAdam under optimizer offload:
+# accelerate 0.18.0 Accelerator._prepare_deepspeed (accelerator.py:1402-1409; 0.17.1 passes it on
+# unchanged), and the HF Trainer from transformers 4.30.0, which prepares the model and optimizer
+# through accelerate (trainer.py:1752); 4.29.2's deepspeed_init hands Trainer.create_optimizer()
+# to deepspeed.initialize itself (deepspeed.py:296, 378).
+_CONVERTS = {"accelerate": ("accelerate", "0.18.0", "Accelerator.prepare passes the client optimizer to DeepSpeed unchanged"),
+             "hf": ("transformers", "4.30.0", "the Trainer hands its own optimizer to deepspeed.initialize, not through accelerate")}
+
+
+def _unconverted(use, context, anchor_item, device):
+    """Optimizer offload without a DeepSpeed optimizer under the releases of the reader (accelerate,
+    or the HF Trainer) that do not yet swap the client optimizer for DeepSpeedCPUAdam: DeepSpeed
+    raises there. Nothing where every allowed release converts it."""
+    if use.consumer not in _CONVERTS:
+        return
+    from dslint.versions import candidates, compare
+
+    package, since, what = _CONVERTS[use.consumer]
+    plan = use.launch
+    program = getattr(plan, "program", None)
+    start = plan.origin.path if plan is not None and plan.origin is not None else use.document.path
+    found = candidates(package, start, context.settings, program)
+    verdict = found.judge(lambda v: compare(v, since) < 0)
+    if not verdict.anywhere:
+        return
+    severity = verdict.severity()
+    if plan is None or program is None or not program.established:
+        severity = min(severity or Severity.ERROR, Severity.WARNING)  # the reader is known; the program is not
+    named_by = use.extra.get("named_by")
+    yield Finding(
+        anchor_item.key_span,
+        f"optimizer offload to {device} with no DeepSpeed 'optimizer' block",
+        related=[Related("named by an accelerate config", named_by)] if named_by is not None else [],
+        note=verdict.qualify(f"before {found.label} {since} {what}; DeepSpeed then raises 'ZeRORuntimeException: You are "
+                             "using ZeRO-Offload with a client provided optimizer' (engine.py:2339-2346)"),
+        severity=severity,
     )
 
 
