@@ -72,6 +72,16 @@ _MEGATRON = ("megatron.training.pretrain", "megatron.training", "megatron.initia
 _INFERENCE_CALLS = ("deepspeed.init_inference", "vllm.LLM", "vllm.SamplingParams", "transformers.pipeline",
                     "transformers.TextGenerationPipeline")
 _TRAINING_METHODS = ("backward", "train", "training_step", "step")
+# What an evaluation shows: gradients off, generation, a model put in eval mode, an inference engine.
+_EVALUATION_CALLS = ("torch.inference_mode", "torch.no_grad", "torch.set_grad_enabled") + _INFERENCE_CALLS
+_EVALUATION_METHODS = ("generate", "eval")
+# What any training or model saving shows, seen anywhere in the files read: a backward pass, an
+# optimizer or scheduler step, a trainer, an optimizer built, a checkpoint or model saved.
+_TRAINING_OR_SAVING_METHODS = ("backward", "zero_grad", "step", "train", "training_step", "save_checkpoint", "save_model",
+                               "save_state", "save_16bit_model", "save_pretrained", "save", "save_fp16_model")
+_TRAINING_NAMES = ("torch.optim", "deepspeed.ops.adam", "deepspeed.ops.lion", "bitsandbytes.optim", "transformers.Trainer",
+                   "transformers.Seq2SeqTrainer", "transformers.TrainingArguments", "transformers.get_scheduler",
+                   "transformers.optimization", "transformers.AdamW", "trl", "peft.get_peft_model")
 
 
 @dataclass
@@ -90,10 +100,19 @@ class Consumer:
     # Rival trainers the program's imports hold (``_undecided``): evidence that no one kind can be
     # assumed either, so the launch's flags must not pick one.
     rivals: list[Evidence] = field(default_factory=list)
+    # The program evaluates and never trains or saves (``evaluation_only``): an Accelerator or
+    # deepspeed.initialize loop run for evaluation; training and saving rules do not apply.
+    evaluation: Evidence | None = None
 
     @property
     def label(self) -> str:
-        return LABEL.get(self.kind, self.kind)
+        label = LABEL.get(self.kind, self.kind)
+        return f"{label}, evaluation only" if self.evaluation is not None and self.kind != INFERENCE else label
+
+    @property
+    def trains(self) -> bool:
+        """False only when the program was read and shows evaluation and no training or saving."""
+        return not (self.established and (self.kind == INFERENCE or self.evaluation is not None))
 
     @property
     def deepspeed_reader(self) -> str | None:
@@ -143,7 +162,12 @@ def classify(program: Program) -> Consumer:
 
     def found(kind: str, *evidence: Evidence | None) -> Consumer:
         proof = [e for e in evidence if e is not None]
-        return Consumer(kind, True, proof, program=program.entry, facts=program, config_system=hydra)
+        consumer = Consumer(kind, True, proof, program=program.entry, facts=program, config_system=hydra)
+        if kind in (ACCELERATE, DEEPSPEED, HYDRA):  # a loop of the project's own: it may only evaluate
+            consumer.evaluation = evaluation_only(facts)
+            if consumer.evaluation is not None:
+                consumer.evidence.append(consumer.evaluation)
+        return consumer
 
     undecided = _undecided(facts)
     if undecided is not None:
@@ -189,6 +213,26 @@ def classify(program: Program) -> Consumer:
         reason += f" within {len(program.files)} files"
     return Consumer(UNKNOWN, False, [], program=program.entry, facts=program,
                     assumption=f"{program.entry} {reason}", config_system=hydra)
+
+
+def evaluation_only(facts: Program) -> Evidence | None:
+    """Evidence that a program evaluates and never trains or saves a model, or None.
+
+    Only a program read whole says so (no file left unread, no import depth or file limit hit):
+    it shows an evaluation marker (``torch.inference_mode``/``no_grad``, ``.generate()``,
+    ``.eval()``, an inference engine) and, in every file read, no backward pass, no optimizer,
+    scheduler or trainer, no ``.step()``/``.train()`` and no checkpoint or model save.
+    """
+    if facts.truncated or facts.unreadable:
+        return None
+    marker = facts.first_use(*_EVALUATION_CALLS)
+    if marker is None:
+        marker = next((facts.method_calls[m] for m in _EVALUATION_METHODS if m in facts.method_calls), None)
+    if marker is None:
+        return None
+    if any(m in facts.method_calls for m in _TRAINING_OR_SAVING_METHODS) or facts.first_use(*_TRAINING_NAMES) is not None:
+        return None
+    return Evidence(marker.path, marker.line, f"{marker.text}, with no backward pass, optimizer or model save in the files read")
 
 
 def _undecided(facts: Program) -> tuple[str, list[Evidence]] | None:

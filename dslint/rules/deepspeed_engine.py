@@ -128,7 +128,9 @@ def offload_with_client_optimizer(use, context):
     ## What it checks
     Optimizer offload to `cpu` or `nvme` (`offload_optimizer.device`, or the deprecated
     `cpu_offload: true`), no `optimizer` with a `type` in the config, and
-    `zero_force_ds_cpu_optimizer` not set to false.
+    `zero_force_ds_cpu_optimizer` not set to false. A launch whose program is established as evaluation only (gradients off, no backward pass,
+    optimizer or model save in the files read) is not judged: it passes no optimizer, so
+    DeepSpeed neither builds nor refuses one.
 
     - HF Trainer, accelerate, ms-swift, LLaMA-Factory: accelerate replaces the torch optimizer
       with `DeepSpeedCPUAdam` when it sees `zero_optimization.offload_optimizer`
@@ -182,8 +184,8 @@ def offload_with_client_optimizer(use, context):
     unsafe alternative: DeepSpeed then runs the client optimizer on the CPU, which DeepSpeed
     warns is slow.
     """
-    if use.consumer == "megatron":
-        return
+    if use.consumer == "megatron" or not ds.trains(use):
+        return  # an evaluation passes no optimizer: DeepSpeed builds none and checks none
     device = ds.offload_device(use.config, "offload_optimizer")
     if device not in ("cpu", "nvme"):
         return
@@ -1409,7 +1411,8 @@ def offload_without_zero(use, context):
     """Optimizer offload to CPU with ZeRO disabled (stage 0).
 
     ## What it checks
-    `offload_optimizer.device` `cpu` or `nvme` while the ZeRO stage is 0.
+    `offload_optimizer.device` `cpu` or `nvme` while the ZeRO stage is 0. A launch whose program is established as evaluation only (gradients off, no backward pass,
+    optimizer or model save in the files read) is not judged: it takes no optimizer step.
 
     ## Why it matters
     Without ZeRO nothing moves optimizer states off the GPU, yet DeepSpeed builds
@@ -1429,7 +1432,7 @@ def offload_without_zero(use, context):
     ## Fix safety
     No fix: either raise the stage or drop the offload.
     """
-    if ds.zero_stage(use.config) != 0:
+    if ds.zero_stage(use.config) != 0 or not ds.trains(use):
         return
     zero = ds.zero_section(use.config)
     device = ds.offload_device(use.config, "offload_optimizer")
@@ -1446,7 +1449,8 @@ def adam_runs_adamw(use, context):
 
     ## What it checks
     `optimizer.type` Adam (any case) with a non-zero (or `"auto"`) `params.weight_decay` and no
-    `params.adam_w_mode`.
+    `params.adam_w_mode`. A launch whose program is established as evaluation only (gradients off, no backward pass,
+    optimizer or model save in the files read) is not judged: it takes no optimizer step.
 
     ## Why it matters
     DeepSpeed builds its Adam with `adam_w_mode=True` by default (deepspeed/runtime/config.py:71-72,
@@ -1466,7 +1470,7 @@ def adam_runs_adamw(use, context):
     No fix.
     """
     item, name = _optimizer_type(use.config)
-    if name != "adam":
+    if name != "adam" or not ds.trains(use):
         return
     params = use.config.get("optimizer").get("params")
     if not isinstance(params, Mapping) or "adam_w_mode" in params or "torch_adam" in params:
