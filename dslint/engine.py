@@ -174,6 +174,7 @@ class Engine:
         only findings that involve a named file are reported from a context run.
         """
         result = result or RunResult(plugin_errors=list(self.plugin_errors))
+        self.context.memo.clear()
         plans, linked = self.link(documents, result, overrides or {}, adopt=adopt)
         documents = documents + linked
         result.documents = documents
@@ -309,7 +310,7 @@ class Engine:
         for doc in documents:
             if doc.kind == DEEPSPEED and doc.mapping is not None and id(doc) not in reached:
                 if named is None:
-                    from dslint.launch.link import accelerate_named
+                    from dslint.launch.named import accelerate_named
 
                     named = accelerate_named(documents)
                 # an accelerate config names it: accelerate reads it, whichever program runs

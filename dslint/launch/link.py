@@ -31,6 +31,8 @@ from dslint.documents.model import ACCELERATE, DEEPSPEED, SCRIPT, TRAINING_JSON,
 from dslint.launch.consumer import (AXOLOTL, DEEPSPEED_READER, HYDRA, LABEL, LLAMAFACTORY, MEGATRON_SWIFT, SWIFT, UNKNOWN, VERL,
                                     Consumer, of_console, of_module, resolve_program)
 from dslint.launch.consumer import read as read_consumer
+from dslint.launch.named import candidate_paths
+from dslint.launch.named import repository_root as _repository_root
 from dslint.launch.plan import Arg, LaunchPlan, Reference, Sourced
 from dslint.launch.pyprogram import Evidence
 from dslint.launch.target import ascend_environment
@@ -698,56 +700,6 @@ def _world(plan: LaunchPlan) -> None:
         plan.world_size = Sourced(procs.value, procs.origin, procs.span, procs.default)
     else:
         plan.world_size = Sourced(procs.value * nodes.value, f"{procs.origin} × {nodes.origin}", procs.span or nodes.span, procs.default and nodes.default)
-
-
-def candidate_paths(raw: str, base: Path, cwd: Path) -> list[Path]:
-    """Where a relative path written in a file may point: from the file's folder, each folder above
-    it up to the repository root, and the working directory (the launch's folder is not known)."""
-    if os.path.isabs(raw):
-        return [Path(raw)]
-    out = [base / raw]
-    root = _repository_root(base)
-    directory = base
-    while directory != directory.parent and directory != root:
-        directory = directory.parent
-        out.append(directory / raw)
-    out.append(cwd / raw)
-    unique, seen = [], set()
-    for path in out:
-        key = os.path.normpath(str(path))
-        if key not in seen:
-            seen.add(key)
-            unique.append(Path(key))
-    return unique
-
-
-def accelerate_named(documents: list[Document], cwd: Path | None = None) -> dict[str, Span]:
-    """DeepSpeed configs that an accelerate config names (``deepspeed_config.deepspeed_config_file``):
-    real path → the span of the name. Whatever program runs, accelerate's DeepSpeedPlugin reads
-    such a config (accelerate/utils/dataclasses.py DeepSpeedPlugin.__post_init__), so it is
-    accelerate's even when no launch script in the run names the accelerate config."""
-    cwd = (cwd or Path.cwd()).resolve()
-    named: dict[str, Span] = {}
-    for doc in documents:
-        if doc.kind != ACCELERATE or doc.mapping is None:
-            continue
-        section = doc.mapping.get("deepspeed_config")
-        entry = section.entry("deepspeed_config_file") if isinstance(section, Mapping) else None
-        if entry is None or not isinstance(entry.value, Scalar) or not isinstance(entry.value.value, str) or not entry.value.value.strip():
-            continue
-        for candidate in candidate_paths(entry.value.value.strip(), Path(doc.source.path).parent, cwd):
-            if candidate.is_file():
-                named.setdefault(os.path.realpath(candidate), entry.value.span)
-                break
-    return named
-
-
-def _repository_root(start: Path) -> Path:
-    directory = start.resolve() if start.exists() else start
-    for candidate in (directory, *directory.parents):
-        if (candidate / ".git").exists() or (candidate / "pyproject.toml").exists():
-            return candidate
-    return Path(directory.anchor or "/")
 
 
 def _display(path: Path, cwd: Path) -> str:
