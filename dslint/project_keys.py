@@ -21,8 +21,10 @@ from pathlib import Path
 
 from dslint.launch.pyprogram import MAX_FILE_BYTES, Evidence, _keys_read, _load
 
-#: At most this many Python files of one repository are read; past it, no answer is a "no".
+#: At most this many Python files (and bytes) of one repository are read and kept for the run;
+#: past either, a key not found yet is not found.
 MAX_FILES = 5000
+MAX_TOTAL_BYTES = 100_000_000
 
 
 class ProjectKeys:
@@ -69,7 +71,7 @@ class ProjectKeys:
 def _read_python_files(root: str):
     from dslint.discovery import SKIP_DIRS
 
-    count = 0
+    count = total = 0
     for directory, dirnames, filenames in os.walk(root):
         dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not d.startswith(".")
                              and not os.path.exists(os.path.join(directory, d, "pyvenv.cfg")))
@@ -86,4 +88,7 @@ def _read_python_files(root: str):
             except OSError:
                 continue
             if len(text) <= MAX_FILE_BYTES:
+                total += len(text)
+                if total > MAX_TOTAL_BYTES:
+                    return
                 yield path, text

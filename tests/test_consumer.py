@@ -444,8 +444,25 @@ def test_a_loop_without_an_evaluation_marker_is_not_called_evaluation_only(tmp_p
     assert program.kind == "accelerate" and program.evaluation is None and program.trains
 
 
-def test_a_program_not_read_whole_is_not_called_evaluation_only(tmp_path):
-    # a project import that cannot be parsed may hold the training loop
+def test_a_program_not_read_whole_is_evaluation_only_when_its_entry_makes_the_engine(tmp_path):
+    # a project import that cannot be parsed is not where the loop is: the entry makes the Accelerator
     files = {"eval.py": "import helpers\n" + EVAL_LOOP, "helpers.py": "def broken(:\n", "run.sh": "accelerate launch eval.py\n"}
     _, program = program_of(tmp_path, files)
-    assert program.evaluation is None and program.trains
+    assert program.evaluation is not None and not program.trains
+
+
+def test_a_program_not_read_whole_whose_engine_is_made_elsewhere_is_not_evaluation_only(tmp_path):
+    # the runner makes the Accelerator; the module that cannot be parsed may hold its training loop
+    runner = "import torch\nfrom accelerate import Accelerator\n\nimport loop\n\n\ndef run():\n" \
+             "    accelerator = Accelerator()\n    with torch.no_grad():\n        loop.go(accelerator)\n"
+    files = {"main.py": "from runner import run\n\nrun()\n", "runner.py": runner, "loop.py": "def go(:\n",
+             "run.sh": "accelerate launch main.py\n"}
+    _, program = program_of(tmp_path, files)
+    assert program.kind == "accelerate" and program.evaluation is None and program.trains
+
+
+def test_a_save_helper_the_project_defines_elsewhere_does_not_make_it_training(tmp_path):
+    helper = "def export(model, path):\n    model.save_pretrained(path)\n"
+    files = {"eval.py": "import utils\n" + EVAL_LOOP, "utils.py": helper, "run.sh": "accelerate launch eval.py\n"}
+    _, program = program_of(tmp_path, files)
+    assert program.evaluation is not None

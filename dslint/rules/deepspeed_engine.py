@@ -128,8 +128,8 @@ def offload_with_client_optimizer(use, context):
     ## What it checks
     Optimizer offload to `cpu` or `nvme` (`offload_optimizer.device`, or the deprecated
     `cpu_offload: true`), no `optimizer` with a `type` in the config, and
-    `zero_force_ds_cpu_optimizer` not set to false. A launch whose program is established as evaluation only (gradients off, no backward pass,
-    optimizer or model save in the files read) is not judged: it passes no optimizer, so
+    `zero_force_ds_cpu_optimizer` not set to false. A launch whose program is established as evaluation only (gradients off, no
+    backward pass or optimizer in the files read, no save in the entry; `dslint explain` shows it) is not judged: it passes no optimizer, so
     DeepSpeed neither builds nor refuses one.
 
     - HF Trainer, accelerate, ms-swift, LLaMA-Factory: accelerate replaces the torch optimizer
@@ -239,7 +239,9 @@ def offload_with_client_optimizer(use, context):
         "(engine.py:2339-2346)",
         fix=fix,
         alternatives=alternatives,
-        severity=None if ds.hf_like(use) else Severity.WARNING,  # "auto" suggests HF; it does not establish it
+        # "auto" suggests HF, it does not establish it; an accelerate config naming the file says
+        # who reads it, not whether the program passes an optimizer
+        severity=None if ds.hf_like(use) and use.launch is not None else Severity.WARNING,
     )
 
 
@@ -1411,8 +1413,8 @@ def offload_without_zero(use, context):
     """Optimizer offload to CPU with ZeRO disabled (stage 0).
 
     ## What it checks
-    `offload_optimizer.device` `cpu` or `nvme` while the ZeRO stage is 0. A launch whose program is established as evaluation only (gradients off, no backward pass,
-    optimizer or model save in the files read) is not judged: it takes no optimizer step.
+    `offload_optimizer.device` `cpu` or `nvme` while the ZeRO stage is 0. A launch whose program is established as evaluation only (gradients off, no
+    backward pass or optimizer in the files read, no save in the entry; `dslint explain` shows it) is not judged: it takes no optimizer step.
 
     ## Why it matters
     Without ZeRO nothing moves optimizer states off the GPU, yet DeepSpeed builds
@@ -1449,8 +1451,8 @@ def adam_runs_adamw(use, context):
 
     ## What it checks
     `optimizer.type` Adam (any case) with a non-zero (or `"auto"`) `params.weight_decay` and no
-    `params.adam_w_mode`. A launch whose program is established as evaluation only (gradients off, no backward pass,
-    optimizer or model save in the files read) is not judged: it takes no optimizer step.
+    `params.adam_w_mode`. A launch whose program is established as evaluation only (gradients off, no
+    backward pass or optimizer in the files read, no save in the entry; `dslint explain` shows it) is not judged: it takes no optimizer step.
 
     ## Why it matters
     DeepSpeed builds its Adam with `adam_w_mode=True` by default (deepspeed/runtime/config.py:71-72,

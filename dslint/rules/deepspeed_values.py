@@ -742,8 +742,8 @@ def gradient_clipping_default(use, context):
     DeepSpeed configs with no top-level `gradient_clipping` that describe a training run: they
     have a section (`zero_optimization`, `optimizer`, `fp16`, ... even misspelled), or HF Trainer,
     accelerate, ms-swift or LLaMA-Factory launch them. (A file with batch sizes only is often a
-    fragment.) A launch whose program is established as evaluation only (gradients off, no backward pass,
-    optimizer or model save in the files read) is not judged: it computes no gradients to clip.
+    fragment.) A launch whose program is established as evaluation only (gradients off, no
+    backward pass or optimizer in the files read, no save in the entry; `dslint explain` shows it) is not judged: it computes no gradients to clip.
 
     ## Why it matters
     The default changed from 0.0 (no clipping) to 1.0 in DeepSpeed 0.19.3

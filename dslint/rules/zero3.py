@@ -289,8 +289,8 @@ def zero3_16bit_save_disabled(use, context):
     `stage3_gather_16bit_weights_on_model_save` (or its spellings) is `false` or absent. For a
     config no launch reaches, only when the file holds `"auto"` values, the mark of an HF setup.
     `"auto"` itself is not judged: accelerate fills it from its own config. A launch whose program
-    is established as evaluation only (gradients off, no backward pass, optimizer or model save in
-    the files read) saves nothing: it is not judged.
+    is established as evaluation only (gradients off, no backward pass or optimizer in the
+    files read, no save in the entry; `dslint explain` shows it) saves nothing: it is not judged.
 
     ## Why it matters
     With ZeRO-3 the weights are partitioned; HF `save_model` only writes a model file when
@@ -316,8 +316,8 @@ def zero3_16bit_save_disabled(use, context):
         return
     if use.consumer is not None and not ds.hf_like(use):
         return
-    if use.consumer is None and not ds.has_auto(use.config):
-        return
+    if (use.consumer is None or use.launch is None) and not ds.has_auto(use.config):
+        return  # no launch: only "auto" values say an HF Trainer or accelerate training run reads it
     zero = ds.zero_section(use.config)
     if zero is None:
         return
