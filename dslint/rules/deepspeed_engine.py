@@ -241,7 +241,7 @@ def offload_with_client_optimizer(use, context):
         alternatives=alternatives,
         # "auto" suggests HF, it does not establish it; an accelerate config naming the file says
         # who reads it, not whether the program passes an optimizer
-        severity=None if ds.hf_like(use) and use.launch is not None else Severity.WARNING,
+        severity=None if ds.hf_like(use) and use.extra.get("named_by") is None else Severity.WARNING,
     )
 
 

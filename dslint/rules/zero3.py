@@ -316,7 +316,7 @@ def zero3_16bit_save_disabled(use, context):
         return
     if use.consumer is not None and not ds.hf_like(use):
         return
-    if (use.consumer is None or use.launch is None) and not ds.has_auto(use.config):
+    if (use.consumer is None or use.extra.get("named_by") is not None) and not ds.has_auto(use.config):
         return  # no launch: only "auto" values say an HF Trainer or accelerate training run reads it
     zero = ds.zero_section(use.config)
     if zero is None:
