@@ -196,7 +196,8 @@ def ignored_key(use, context):
     here too: DeepSpeed drops `"auto"` values before validation (config_utils.py:54-57).
     A top-level key that the launched program's own files look up in a dict (`cfg["lora"]`,
     `cfg.get("precision")`, `"lora" in cfg`) is not reported: the project may read the JSON too.
-    For a config no launch reaches there is no program to ask: a top-level key that any Python
+    For a config no launch reaches, or whose launch names a program that could not be read, there
+    is no program to ask: a top-level key that any Python
     file of the repository looks up by that literal name (`.get("k")`, `["k"]`, `"k" in x`,
     `.pop("k")`, on any expression; vendored, virtualenv and `node_modules` folders skipped) is
     info, naming the file and line, not a warning.
@@ -271,11 +272,16 @@ def _project_reads(use, path: tuple, key: str):
 
 
 def _repository_reads(use, context, path: tuple, key: str):
-    """For a top-level key of a config no launch reaches: where the repository's own Python looks
-    a key of that name up (dslint.project_keys), or None. There is no program to ask, so any
-    lookup by the literal name counts as a possible reader."""
-    if path or use.launch is not None:
+    """For a top-level key of a config no launch reaches, or whose launch names a program that
+    could not be read (missing, unparseable, outside the repository): where the repository's own
+    Python looks a key of that name up (dslint.project_keys), or None. There is no program to ask,
+    so any lookup by the literal name counts as a possible reader."""
+    if path:
         return None
+    if use.launch is not None:
+        program = getattr(use.launch, "program", None)
+        if program is None or program.established or program.facts is not None:
+            return None  # the program was read (it answers) or is a known framework's
     import os
 
     from dslint.project_keys import ProjectKeys
