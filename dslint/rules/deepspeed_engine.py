@@ -128,9 +128,10 @@ def offload_with_client_optimizer(use, context):
     ## What it checks
     Optimizer offload to `cpu` or `nvme` (`offload_optimizer.device`, or the deprecated
     `cpu_offload: true`), no `optimizer` with a `type` in the config, and
-    `zero_force_ds_cpu_optimizer` not set to false. A launch whose program is established as evaluation only (gradients off, no
-    backward pass or optimizer in the files read, no save in the entry; `dslint explain` shows it) is not judged: it passes no optimizer, so
-    DeepSpeed neither builds nor refuses one.
+    `zero_force_ds_cpu_optimizer` not set to false. A launch whose program is established as
+    evaluation only (gradients off, no backward pass or optimizer in the files read, no save in
+    the entry; `dslint explain` shows it) is not judged: it passes no optimizer, so DeepSpeed
+    neither builds nor refuses one.
 
     - HF Trainer, accelerate, ms-swift, LLaMA-Factory: accelerate replaces the torch optimizer
       with `DeepSpeedCPUAdam` when it sees `zero_optimization.offload_optimizer`
@@ -164,8 +165,8 @@ def offload_with_client_optimizer(use, context):
     With offload, DeepSpeed requires its own CPU optimizer: a client optimizer that is not
     `DeepSpeedCPUAdam`/`DeepSpeedCPULion` raises `ZeRORuntimeException: You are using
     ZeRO-Offload with a client provided optimizer ...` at `deepspeed.initialize`
-    (deepspeed/runtime/engine.py:2339-2346), at any ZeRO stage (OpenMOSS/MOSS#272 with
-    accelerate 0.20, which did not convert by default; deepspeedai/DeepSpeed#7524).
+    (deepspeed/runtime/engine.py:2339-2346), at any ZeRO stage (OpenMOSS/MOSS#272,
+    deepspeedai/DeepSpeed#7524).
 
     ## Example
     ```json
@@ -182,7 +183,8 @@ def offload_with_client_optimizer(use, context):
     optimizer the code chose. It is offered only where the launch's program is established as
     one that fills `"auto"` (HF Trainer, accelerate, ms-swift, LLaMA-Factory). Setting `zero_force_ds_cpu_optimizer` to false is offered as an
     unsafe alternative: DeepSpeed then runs the client optimizer on the CPU, which DeepSpeed
-    warns is slow.
+    warns is slow. The finding about releases that do not convert yet has no fix: upgrading
+    accelerate or transformers is the remedy, and dslint does not edit pins.
     """
     if use.consumer == "megatron" or not ds.trains(use):
         return  # an evaluation passes no optimizer: DeepSpeed builds none and checks none
