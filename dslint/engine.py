@@ -174,6 +174,7 @@ class Engine:
         only findings that involve a named file are reported from a context run.
         """
         result = result or RunResult(plugin_errors=list(self.plugin_errors))
+        self.context.memo.clear()
         plans, linked = self.link(documents, result, overrides or {}, adopt=adopt)
         documents = documents + linked
         result.documents = documents
@@ -305,9 +306,18 @@ class Engine:
                     reference=reference.span,
                 )
             )
+        named = None
         for doc in documents:
             if doc.kind == DEEPSPEED and doc.mapping is not None and id(doc) not in reached:
-                uses.append(DeepSpeedUse(document=doc, config=doc.mapping, world_size=self.settings.world_size))
+                if named is None:
+                    from dslint.launch.named import accelerate_named
+
+                    named = accelerate_named(documents)
+                # an accelerate config names it: accelerate reads it, whichever program runs
+                reference = named.get(os.path.realpath(doc.source.path)) if named else None
+                uses.append(DeepSpeedUse(document=doc, config=doc.mapping, world_size=self.settings.world_size,
+                                         consumer="accelerate" if reference is not None else None,
+                                         extra={"named_by": reference} if reference is not None else {}))
         return uses
 
     def _run_rule(self, found: Rule, target, result: RunResult) -> list[Diagnostic]:

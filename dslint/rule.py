@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import inspect
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator
 
 from dslint.diagnostics import Finding, Severity
@@ -120,6 +120,9 @@ class Context:
     """What a rule may know besides its target: the settings in force."""
 
     settings: Any  # dslint.config.Settings
+    # What rules work out once per run and share (a repository's Python files read for the keys
+    # they look up): emptied when a run starts, so nothing outlives the files it was read from.
+    memo: dict = field(default_factory=dict)
 
 
 def rules_in_module(module) -> list[Rule]:

@@ -397,3 +397,72 @@ def test_a_project_class_named_like_its_outside_base_is_not_its_own_base(tmp_pat
     (tmp_path / ".git").mkdir()
     result = Engine(Settings(root=tmp_path)).lint_paths([str(tmp_path)])
     assert not result.internal_errors, result.internal_errors
+
+
+# ---- evaluation only: an Accelerator or deepspeed.initialize loop that never trains or saves ------
+
+EVAL_LOOP = """\
+import torch
+from accelerate import Accelerator
+
+
+@torch.no_grad()
+def evaluate(model, batches):
+    return [model(**batch).logits.argmax(-1) for batch in batches]
+
+
+accelerator = Accelerator()
+model = accelerator.prepare(torch.nn.Linear(8, 8))
+model.eval()
+print(evaluate(model, []))
+"""
+
+
+def test_an_accelerator_loop_with_gradients_off_and_no_training_is_evaluation_only(tmp_path):
+    plan, program = program_of(tmp_path, {"eval.py": EVAL_LOOP, "run.sh": "accelerate launch eval.py\n"})
+    assert program.kind == "accelerate" and program.established
+    assert program.evaluation is not None and not program.trains
+    assert program.evaluation.where() == "eval.py:5"  # the decorator
+    assert "evaluation only" in program.label
+
+
+@pytest.mark.parametrize("training_line", [
+    "accelerator.backward(model(torch.ones(8)).sum())",
+    "optimizer = torch.optim.SGD(model.parameters(), lr=0.1)",
+    "accelerator.save_model(model, 'out')",
+    "model.save_pretrained('out')",
+    "model.train()",
+])
+def test_any_training_or_saving_makes_it_a_training_program(tmp_path, training_line):
+    _, program = program_of(tmp_path, {"eval.py": EVAL_LOOP + training_line + "\n", "run.sh": "accelerate launch eval.py\n"})
+    assert program.evaluation is None and program.trains
+
+
+def test_a_loop_without_an_evaluation_marker_is_not_called_evaluation_only(tmp_path):
+    text = "from accelerate import Accelerator\n\naccelerator = Accelerator()\nmodel = accelerator.prepare(object())\n"
+    _, program = program_of(tmp_path, {"loop.py": text, "run.sh": "accelerate launch loop.py\n"})
+    assert program.kind == "accelerate" and program.evaluation is None and program.trains
+
+
+def test_a_program_not_read_whole_is_evaluation_only_when_its_entry_makes_the_engine(tmp_path):
+    # a project import that cannot be parsed is not where the loop is: the entry makes the Accelerator
+    files = {"eval.py": "import helpers\n" + EVAL_LOOP, "helpers.py": "def broken(:\n", "run.sh": "accelerate launch eval.py\n"}
+    _, program = program_of(tmp_path, files)
+    assert program.evaluation is not None and not program.trains
+
+
+def test_a_program_not_read_whole_whose_engine_is_made_elsewhere_is_not_evaluation_only(tmp_path):
+    # the runner makes the Accelerator; the module that cannot be parsed may hold its training loop
+    runner = "import torch\nfrom accelerate import Accelerator\n\nimport loop\n\n\ndef run():\n" \
+             "    accelerator = Accelerator()\n    with torch.no_grad():\n        loop.go(accelerator)\n"
+    files = {"main.py": "from runner import run\n\nrun()\n", "runner.py": runner, "loop.py": "def go(:\n",
+             "run.sh": "accelerate launch main.py\n"}
+    _, program = program_of(tmp_path, files)
+    assert program.kind == "accelerate" and program.evaluation is None and program.trains
+
+
+def test_a_save_helper_the_project_defines_elsewhere_does_not_make_it_training(tmp_path):
+    helper = "def export(model, path):\n    model.save_pretrained(path)\n"
+    files = {"eval.py": "import utils\n" + EVAL_LOOP, "utils.py": helper, "run.sh": "accelerate launch eval.py\n"}
+    _, program = program_of(tmp_path, files)
+    assert program.evaluation is not None

@@ -72,6 +72,18 @@ _MEGATRON = ("megatron.training.pretrain", "megatron.training", "megatron.initia
 _INFERENCE_CALLS = ("deepspeed.init_inference", "vllm.LLM", "vllm.SamplingParams", "transformers.pipeline",
                     "transformers.TextGenerationPipeline")
 _TRAINING_METHODS = ("backward", "train", "training_step", "step")
+# What an evaluation shows: gradients off, generation, a model put in eval mode, an inference engine.
+_EVALUATION_CALLS = ("torch.inference_mode", "torch.no_grad", "torch.set_grad_enabled") + _INFERENCE_CALLS
+_EVALUATION_METHODS = ("generate", "eval")
+# What training shows, in any file read: a backward pass, an optimizer or scheduler step, a
+# trainer, an optimizer built. Saving shows in the entry program (a project's model package
+# defines save helpers that an evaluation imports and never calls).
+_TRAINING_METHODS_SEEN = ("backward", "zero_grad", "step", "train", "training_step")
+_SAVING_METHODS = ("save_checkpoint", "save_model", "save_state", "save_16bit_model", "save_pretrained", "save",
+                   "save_fp16_model")
+_TRAINING_NAMES = ("torch.optim", "deepspeed.ops.adam", "deepspeed.ops.lion", "bitsandbytes.optim", "transformers.Trainer",
+                   "transformers.Seq2SeqTrainer", "transformers.TrainingArguments", "transformers.get_scheduler",
+                   "transformers.optimization", "transformers.AdamW", "trl", "peft.get_peft_model")
 
 
 @dataclass
@@ -90,10 +102,19 @@ class Consumer:
     # Rival trainers the program's imports hold (``_undecided``): evidence that no one kind can be
     # assumed either, so the launch's flags must not pick one.
     rivals: list[Evidence] = field(default_factory=list)
+    # The program evaluates and never trains or saves (``evaluation_only``): an Accelerator or
+    # deepspeed.initialize loop run for evaluation; training and saving rules do not apply.
+    evaluation: Evidence | None = None
 
     @property
     def label(self) -> str:
-        return LABEL.get(self.kind, self.kind)
+        label = LABEL.get(self.kind, self.kind)
+        return f"{label}, evaluation only" if self.evaluation is not None and self.kind != INFERENCE else label
+
+    @property
+    def trains(self) -> bool:
+        """False only when the program was read and shows evaluation and no training or saving."""
+        return not (self.established and (self.kind == INFERENCE or self.evaluation is not None))
 
     @property
     def deepspeed_reader(self) -> str | None:
@@ -143,7 +164,12 @@ def classify(program: Program) -> Consumer:
 
     def found(kind: str, *evidence: Evidence | None) -> Consumer:
         proof = [e for e in evidence if e is not None]
-        return Consumer(kind, True, proof, program=program.entry, facts=program, config_system=hydra)
+        consumer = Consumer(kind, True, proof, program=program.entry, facts=program, config_system=hydra)
+        if kind in (ACCELERATE, DEEPSPEED, HYDRA):  # a loop of the project's own: it may only evaluate
+            consumer.evaluation = evaluation_only(facts)
+            if consumer.evaluation is not None:
+                consumer.evidence.append(consumer.evaluation)
+        return consumer
 
     undecided = _undecided(facts)
     if undecided is not None:
@@ -189,6 +215,37 @@ def classify(program: Program) -> Consumer:
         reason += f" within {len(program.files)} files"
     return Consumer(UNKNOWN, False, [], program=program.entry, facts=program,
                     assumption=f"{program.entry} {reason}", config_system=hydra)
+
+
+def evaluation_only(facts: Program) -> Evidence | None:
+    """Evidence that a program evaluates and never trains or saves a model, or None.
+
+    The program shows an evaluation marker (``torch.inference_mode``/``no_grad``, ``.generate()``,
+    ``.eval()``, an inference engine); no file read shows a backward pass, an optimizer,
+    scheduler or trainer, or a ``.step()``/``.zero_grad()``/``.train()`` call; and the entry file
+    saves nothing (``save_pretrained``, ``save_model``, ``save_checkpoint``, ...).
+
+    The loop is where the engine is made: when the walk of the project's imports stopped early
+    (depth or file limit) or a file could not be parsed, the entry file itself must make the
+    Accelerator or call ``deepspeed.initialize``, so the loop that could train was read.
+    """
+    marker = facts.first_use(*_EVALUATION_CALLS)
+    if marker is None:
+        marker = next((facts.method_calls[m] for m in _EVALUATION_METHODS if m in facts.method_calls), None)
+    if marker is None:
+        return None
+    if any(m in facts.method_calls for m in _TRAINING_METHODS_SEEN) or facts.first_use(*_TRAINING_NAMES) is not None:
+        return None
+    # method_calls keeps the first call in reading order, and the entry is read first
+    if any(m in facts.method_calls and facts.method_calls[m].path == facts.entry for m in _SAVING_METHODS):
+        return None
+    if facts.truncated or facts.unreadable:
+        # the first evidence of a name is the entry's when the entry has it (the entry is read first)
+        made = [facts.uses.get(name) for name in ("accelerate.Accelerator", "deepspeed.initialize")]
+        if not any(e is not None and e.path == facts.entry and e.text.startswith("calls") for e in made):
+            return None
+    return Evidence(marker.path, marker.line, f"{marker.text}, with no backward pass or optimizer in the files read "
+                    "and no save in the entry")
 
 
 def _undecided(facts: Program) -> tuple[str, list[Evidence]] | None:

@@ -31,6 +31,8 @@ from dslint.documents.model import ACCELERATE, DEEPSPEED, SCRIPT, TRAINING_JSON,
 from dslint.launch.consumer import (AXOLOTL, DEEPSPEED_READER, HYDRA, LABEL, LLAMAFACTORY, MEGATRON_SWIFT, SWIFT, UNKNOWN, VERL,
                                     Consumer, of_console, of_module, resolve_program)
 from dslint.launch.consumer import read as read_consumer
+from dslint.launch.named import candidate_paths
+from dslint.launch.named import repository_root as _repository_root
 from dslint.launch.plan import Arg, LaunchPlan, Reference, Sourced
 from dslint.launch.pyprogram import Evidence
 from dslint.launch.target import ascend_environment
@@ -89,22 +91,7 @@ class Linker:
             return None
 
     def _candidates(self, raw: str, base: Path) -> list[Path]:
-        if os.path.isabs(raw):
-            return [Path(raw)]
-        out = [base / raw]
-        root = _repository_root(base)
-        directory = base
-        while directory != directory.parent and directory != root:
-            directory = directory.parent
-            out.append(directory / raw)
-        out.append(self.cwd / raw)
-        unique, seen = [], set()
-        for path in out:
-            key = os.path.normpath(str(path))
-            if key not in seen:
-                seen.add(key)
-                unique.append(Path(key))
-        return unique
+        return candidate_paths(raw, base, self.cwd)
 
     def resolve(self, role: str, raw: str | None, span: Span, base: Path, expect: str, assumed: str | None = None) -> Reference:
         reference = Reference(role=role, raw=raw, span=span, assumed=assumed)
@@ -713,14 +700,6 @@ def _world(plan: LaunchPlan) -> None:
         plan.world_size = Sourced(procs.value, procs.origin, procs.span, procs.default)
     else:
         plan.world_size = Sourced(procs.value * nodes.value, f"{procs.origin} × {nodes.origin}", procs.span or nodes.span, procs.default and nodes.default)
-
-
-def _repository_root(start: Path) -> Path:
-    directory = start.resolve() if start.exists() else start
-    for candidate in (directory, *directory.parents):
-        if (candidate / ".git").exists() or (candidate / "pyproject.toml").exists():
-            return candidate
-    return Path(directory.anchor or "/")
 
 
 def _display(path: Path, cwd: Path) -> str:

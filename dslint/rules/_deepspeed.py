@@ -623,6 +623,18 @@ def hf_like(use) -> bool:
     return use.consumer in HF_LIKE
 
 
+def trains(use) -> bool:
+    """Does a program that trains (or saves a model) read the config in this use?
+
+    False only when the launch's program was read and is established as inference or evaluation
+    only (``Consumer.trains``: an Accelerator or deepspeed.initialize loop with gradients off and
+    no backward pass, optimizer or save). The rules about training and saving behaviour (saving
+    ZeRO-3 weights, the optimizer DeepSpeed builds or refuses, gradient clipping) skip such a use;
+    a config no launch reaches keeps them."""
+    program = getattr(use.launch, "program", None)
+    return program is None or getattr(program, "trains", True)
+
+
 def fills_auto(use) -> bool | None:
     """Does the config's reader replace "auto"? True for an HF Trainer, accelerate, ms-swift or
     LLaMA-Factory launch whose program is established, False for an established plain DeepSpeed

@@ -128,7 +128,10 @@ def offload_with_client_optimizer(use, context):
     ## What it checks
     Optimizer offload to `cpu` or `nvme` (`offload_optimizer.device`, or the deprecated
     `cpu_offload: true`), no `optimizer` with a `type` in the config, and
-    `zero_force_ds_cpu_optimizer` not set to false.
+    `zero_force_ds_cpu_optimizer` not set to false. A launch whose program is established as
+    evaluation only (gradients off, no backward pass or optimizer in the files read, no save in
+    the entry; `dslint explain` shows it) is not judged: it passes no optimizer, so DeepSpeed
+    neither builds nor refuses one.
 
     - HF Trainer, accelerate, ms-swift, LLaMA-Factory: accelerate replaces the torch optimizer
       with `DeepSpeedCPUAdam` when it sees `zero_optimization.offload_optimizer`
@@ -144,17 +147,26 @@ def offload_with_client_optimizer(use, context):
       and 32-bit bitsandbytes Lion to `DeepSpeedCPULion`, and turns everything else into Adam
       with L2 weight decay (`adamw_mode=False`). That is a warning, naming what the accelerate
       versions the repository allows do (Adagrad only before 1.2.0).
-    - A config no launch reaches, or the plain deepspeed launcher: a warning, because it fails
-      whenever the training code passes its own torch optimizer. A config no launch reaches that
-      has `"auto"` values is read by HF Trainer or accelerate (nothing else fills them), so it is
-      judged as theirs.
+    - Releases that do not convert yet: accelerate before 0.18.0 passes the client optimizer to
+      DeepSpeed unchanged (the swap appears in 0.18.0, accelerator.py:1402-1409; 0.17.1 has
+      none), and the HF Trainer before transformers 4.30.0 calls `deepspeed.initialize` itself with
+      `Trainer.create_optimizer()` (4.29.2 deepspeed.py:296 and 378; 4.30.0 prepares through
+      accelerate, trainer.py:1752). Where the pins allow only such releases it is an error (a
+      warning when the launch's program was not read), info when they allow newer ones too, and
+      nothing when every allowed release converts.
+    - A config no launch reaches that an accelerate config names (`deepspeed_config_file`) is read
+      by accelerate whichever program runs (DeepSpeedPlugin), so it is judged as accelerate's.
+      One that has `"auto"` values is read by HF Trainer or accelerate (nothing else fills
+      them), so it is judged as theirs too.
+    - Any other config no launch reaches, or the plain deepspeed launcher: a warning, because it
+      fails whenever the training code passes its own torch optimizer.
 
     ## Why it matters
     With offload, DeepSpeed requires its own CPU optimizer: a client optimizer that is not
     `DeepSpeedCPUAdam`/`DeepSpeedCPULion` raises `ZeRORuntimeException: You are using
     ZeRO-Offload with a client provided optimizer ...` at `deepspeed.initialize`
-    (deepspeed/runtime/engine.py:2339-2346), at any ZeRO stage (OpenMOSS/MOSS#272 with
-    accelerate 0.20, which did not convert by default; deepspeedai/DeepSpeed#7524).
+    (deepspeed/runtime/engine.py:2339-2346), at any ZeRO stage (OpenMOSS/MOSS#272,
+    deepspeedai/DeepSpeed#7524).
 
     ## Example
     ```json
@@ -171,10 +183,11 @@ def offload_with_client_optimizer(use, context):
     optimizer the code chose. It is offered only where the launch's program is established as
     one that fills `"auto"` (HF Trainer, accelerate, ms-swift, LLaMA-Factory). Setting `zero_force_ds_cpu_optimizer` to false is offered as an
     unsafe alternative: DeepSpeed then runs the client optimizer on the CPU, which DeepSpeed
-    warns is slow.
+    warns is slow. The finding about releases that do not convert yet has no fix: upgrading
+    accelerate or transformers is the remedy, and dslint does not edit pins.
     """
-    if use.consumer == "megatron":
-        return
+    if use.consumer == "megatron" or not ds.trains(use):
+        return  # an evaluation passes no optimizer: DeepSpeed builds none and checks none
     device = ds.offload_device(use.config, "offload_optimizer")
     if device not in ("cpu", "nvme"):
         return
@@ -192,8 +205,9 @@ def offload_with_client_optimizer(use, context):
     hf = ds.hf_like(use) or (use.consumer is None and ds.has_auto(use.config))
     if hf and via_section:
         # accelerate swaps the torch optimizer for DeepSpeedCPUAdam: silent, and a change of
-        # optimizer when the Trainer's is not AdamW.
-        yield from _swapped_optimizer(use, context, anchor_item, device)
+        # optimizer when the Trainer's is not AdamW. Releases from before the swap pass it on.
+        unconverted = list(_unconverted(use, context, anchor_item, device))
+        yield from unconverted or _swapped_optimizer(use, context, anchor_item, device)
         return
     if hf:
         why = (
@@ -227,7 +241,48 @@ def offload_with_client_optimizer(use, context):
         "(engine.py:2339-2346)",
         fix=fix,
         alternatives=alternatives,
-        severity=None if ds.hf_like(use) else Severity.WARNING,  # "auto" suggests HF; it does not establish it
+        # "auto" suggests HF, it does not establish it; an accelerate config naming the file says
+        # who reads it, not whether the program passes an optimizer
+        severity=None if ds.hf_like(use) and use.extra.get("named_by") is None else Severity.WARNING,
+    )
+
+
+# Where the client optimizer is first swapped for DeepSpeedCPUAdam under optimizer offload:
+# accelerate 0.18.0 Accelerator._prepare_deepspeed (accelerator.py:1402-1409; 0.17.1 passes it on
+# unchanged), and the HF Trainer from transformers 4.30.0, which prepares the model and optimizer
+# through accelerate (trainer.py:1752); 4.29.2's deepspeed_init hands Trainer.create_optimizer()
+# to deepspeed.initialize itself (deepspeed.py:296, 378).
+_CONVERTS = {"accelerate": ("accelerate", "0.18.0", "Accelerator.prepare passes the client optimizer to DeepSpeed unchanged"),
+             "hf": ("transformers", "4.30.0", "the Trainer hands its own optimizer to deepspeed.initialize, not through accelerate")}
+
+
+def _unconverted(use, context, anchor_item, device):
+    """Optimizer offload without a DeepSpeed optimizer under the releases of the reader (accelerate,
+    or the HF Trainer) that do not yet swap the client optimizer for DeepSpeedCPUAdam: DeepSpeed
+    raises there. Nothing where every allowed release converts it."""
+    if use.consumer not in _CONVERTS:
+        return
+    from dslint.versions import candidates, compare
+
+    package, since, what = _CONVERTS[use.consumer]
+    plan = use.launch
+    program = getattr(plan, "program", None)
+    start = plan.origin.path if plan is not None and plan.origin is not None else use.document.path
+    found = candidates(package, start, context.settings, program)
+    verdict = found.judge(lambda v: compare(v, since) < 0)
+    if not verdict.anywhere:
+        return
+    severity = verdict.severity()
+    if plan is None or program is None or not program.established:
+        severity = min(severity or Severity.ERROR, Severity.WARNING)  # the reader is known; the program is not
+    named_by = use.extra.get("named_by")
+    yield Finding(
+        anchor_item.key_span,
+        f"optimizer offload to {device} with no DeepSpeed 'optimizer' block",
+        related=[Related("named by an accelerate config", named_by)] if named_by is not None else [],
+        note=verdict.qualify(f"before {found.label} {since} {what}; DeepSpeed then raises 'ZeRORuntimeException: You are "
+                             "using ZeRO-Offload with a client provided optimizer' (engine.py:2339-2346)"),
+        severity=severity,
     )
 
 
@@ -1360,7 +1415,8 @@ def offload_without_zero(use, context):
     """Optimizer offload to CPU with ZeRO disabled (stage 0).
 
     ## What it checks
-    `offload_optimizer.device` `cpu` or `nvme` while the ZeRO stage is 0.
+    `offload_optimizer.device` `cpu` or `nvme` while the ZeRO stage is 0. A launch whose program is established as evaluation only (gradients off, no
+    backward pass or optimizer in the files read, no save in the entry; `dslint explain` shows it) is not judged: it takes no optimizer step.
 
     ## Why it matters
     Without ZeRO nothing moves optimizer states off the GPU, yet DeepSpeed builds
@@ -1380,7 +1436,7 @@ def offload_without_zero(use, context):
     ## Fix safety
     No fix: either raise the stage or drop the offload.
     """
-    if ds.zero_stage(use.config) != 0:
+    if ds.zero_stage(use.config) != 0 or not ds.trains(use):
         return
     zero = ds.zero_section(use.config)
     device = ds.offload_device(use.config, "offload_optimizer")
@@ -1397,7 +1453,8 @@ def adam_runs_adamw(use, context):
 
     ## What it checks
     `optimizer.type` Adam (any case) with a non-zero (or `"auto"`) `params.weight_decay` and no
-    `params.adam_w_mode`.
+    `params.adam_w_mode`. A launch whose program is established as evaluation only (gradients off, no
+    backward pass or optimizer in the files read, no save in the entry; `dslint explain` shows it) is not judged: it takes no optimizer step.
 
     ## Why it matters
     DeepSpeed builds its Adam with `adam_w_mode=True` by default (deepspeed/runtime/config.py:71-72,
@@ -1417,7 +1474,7 @@ def adam_runs_adamw(use, context):
     No fix.
     """
     item, name = _optimizer_type(use.config)
-    if name != "adam":
+    if name != "adam" or not ds.trains(use):
         return
     params = use.config.get("optimizer").get("params")
     if not isinstance(params, Mapping) or "adam_w_mode" in params or "torch_adam" in params:

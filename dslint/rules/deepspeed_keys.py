@@ -196,6 +196,11 @@ def ignored_key(use, context):
     here too: DeepSpeed drops `"auto"` values before validation (config_utils.py:54-57).
     A top-level key that the launched program's own files look up in a dict (`cfg["lora"]`,
     `cfg.get("precision")`, `"lora" in cfg`) is not reported: the project may read the JSON too.
+    For a config no launch reaches, or whose launch names a program that could not be read, there
+    is no program to ask: a top-level key that any Python
+    file of the repository looks up by that literal name (`.get("k")`, `["k"]`, `"k" in x`,
+    `.pop("k")`, on any expression; vendored, virtualenv and `node_modules` folders skipped) is
+    info, naming the file and line, not a warning.
 
     ## Why it matters
     `DeepSpeedConfig` has no unknown-key check at the top level (deepspeed/runtime/config.py:482-588):
@@ -241,6 +246,12 @@ def ignored_key(use, context):
                 continue
             if _project_reads(use, path, item.key) is not None:
                 continue  # the launched program's own code looks the key up: not ignored by the run
+            reader = _repository_reads(use, context, path, item.key)
+            if reader is not None:
+                yield Finding(item.key_span, f"DeepSpeed ignores '{item.key}' {_where(path)}; the project's code may read it",
+                              severity=Severity.INFO,
+                              note=f"{reader.where()} looks up a '{item.key}' key; if that is this file's dict, the key has an effect")
+                continue
             candidates = _candidates(item.key, known, section)
             fix = None
             single = _single(item.key, known, section)
@@ -258,6 +269,33 @@ def _project_reads(use, path: tuple, key: str):
         return None
     facts = getattr(getattr(use.launch, "program", None), "facts", None)
     return facts.keys_read.get(key) if facts is not None else None
+
+
+def _repository_reads(use, context, path: tuple, key: str):
+    """For a top-level key of a config no launch reaches, or whose launch names a program that
+    could not be read (missing, unparseable, outside the repository): where the repository's own
+    Python looks a key of that name up (dslint.project_keys), or None. There is no program to ask,
+    so any lookup by the literal name counts as a possible reader."""
+    if path:
+        return None
+    if use.launch is not None:
+        program = getattr(use.launch, "program", None)
+        if program is None or program.established or program.facts is not None:
+            return None  # the program was read (it answers) or is a known framework's
+    import os
+
+    from dslint.project_keys import ProjectKeys
+    from dslint.versions import search_root
+
+    memo = getattr(context, "memo", None)
+    keys = memo.get("project_keys") if memo is not None else None
+    if keys is None:
+        keys = ProjectKeys()
+        if memo is not None:
+            memo["project_keys"] = keys
+    run_root = getattr(context.settings, "root", None)
+    folder = os.path.dirname(os.path.abspath(use.document.path))
+    return keys.reader(search_root(folder, os.path.abspath(run_root) if run_root is not None else None), key)
 
 
 def _auto_ignored(item: Entry, path: tuple) -> Finding:

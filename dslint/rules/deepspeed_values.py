@@ -742,7 +742,8 @@ def gradient_clipping_default(use, context):
     DeepSpeed configs with no top-level `gradient_clipping` that describe a training run: they
     have a section (`zero_optimization`, `optimizer`, `fp16`, ... even misspelled), or HF Trainer,
     accelerate, ms-swift or LLaMA-Factory launch them. (A file with batch sizes only is often a
-    fragment.)
+    fragment.) A launch whose program is established as evaluation only (gradients off, no
+    backward pass or optimizer in the files read, no save in the entry; `dslint explain` shows it) is not judged: it computes no gradients to clip.
 
     ## Why it matters
     The default changed from 0.0 (no clipping) to 1.0 in DeepSpeed 0.19.3
@@ -764,7 +765,7 @@ def gradient_clipping_default(use, context):
     No fix: only you know whether the run should clip.
     """
     config = use.config
-    if "gradient_clipping" in config:
+    if "gradient_clipping" in config or not ds.trains(use):
         return
     if not (ds.hf_like(use) or any(isinstance(entry.value, Mapping) for entry in config.entries)):
         return  # a fragment with batch sizes only (no section at all) says nothing about the training run

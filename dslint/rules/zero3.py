@@ -288,7 +288,9 @@ def zero3_16bit_save_disabled(use, context):
     ZeRO stage 3 configs used by HF Trainer, accelerate, ms-swift or LLaMA-Factory where
     `stage3_gather_16bit_weights_on_model_save` (or its spellings) is `false` or absent. For a
     config no launch reaches, only when the file holds `"auto"` values, the mark of an HF setup.
-    `"auto"` itself is not judged: accelerate fills it from its own config.
+    `"auto"` itself is not judged: accelerate fills it from its own config. A launch whose program
+    is established as evaluation only (gradients off, no backward pass or optimizer in the
+    files read, no save in the entry; `dslint explain` shows it) saves nothing: it is not judged.
 
     ## Why it matters
     With ZeRO-3 the weights are partitioned; HF `save_model` only writes a model file when
@@ -310,12 +312,12 @@ def zero3_16bit_save_disabled(use, context):
     Setting `false` to `true` is unsafe: saving then gathers the full 16-bit model on one
     process, which needs that much CPU memory.
     """
-    if ds.zero_stage(use.config) != 3:
+    if ds.zero_stage(use.config) != 3 or not ds.trains(use):
         return
     if use.consumer is not None and not ds.hf_like(use):
         return
-    if use.consumer is None and not ds.has_auto(use.config):
-        return
+    if (use.consumer is None or use.extra.get("named_by") is not None) and not ds.has_auto(use.config):
+        return  # no launch: only "auto" values say an HF Trainer or accelerate training run reads it
     zero = ds.zero_section(use.config)
     if zero is None:
         return
