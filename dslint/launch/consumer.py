@@ -90,6 +90,9 @@ class Consumer:
     # Rival trainers the program's imports hold (``_undecided``): evidence that no one kind can be
     # assumed either, so the launch's flags must not pick one.
     rivals: list[Evidence] = field(default_factory=list)
+    # Checkouts of the packages it runs that are in the repository (dslint.launch.vendored):
+    # package -> Source; their version and argument dataclasses are the evidence.
+    sources: dict = field(default_factory=dict)
 
     @property
     def label(self) -> str:

@@ -628,6 +628,25 @@ def read_program(entry: Path, repo_root: Path | None, display) -> Program | None
     return program
 
 
+def read_modules(paths: list[Path], display) -> Program:
+    """Read exactly ``paths`` (no imports followed): the classes and fields a package's argument modules define.
+
+    Files that cannot be parsed are listed in ``unreadable``.
+    """
+    program = Program(entry=display(paths[0]) if paths else "")
+    modules: list[_Module] = []
+    for path in paths:
+        tree = _load(path)
+        if tree is None:
+            program.unreadable.append(display(path))
+            continue
+        module = _read_module(path, display(path), tree)
+        modules.append(module)
+        program.files.append(module.display)
+    _collect(program, modules)
+    return program
+
+
 def _unconditional_lines(tree: ast.Module) -> set[int]:
     """Lines of the import statements a module runs whenever it runs, relative imports included."""
     return {node.lineno for node in _always_body(tree) if isinstance(node, (ast.Import, ast.ImportFrom))}
@@ -764,5 +783,5 @@ def dataclass_fields(program: Program, name: str, seen: frozenset = frozenset())
     return fields
 
 
-__all__ = ["ArgDef", "Evidence", "KeywordCall", "MISSING", "ParserUse", "Program", "dataclass_fields", "module_file", "read_program",
+__all__ = ["ArgDef", "Evidence", "KeywordCall", "MISSING", "ParserUse", "Program", "dataclass_fields", "module_file", "read_modules", "read_program",
            "search_roots"]
