@@ -63,7 +63,7 @@ def test_a_cd_into_the_checkout_chooses_it_and_resolves_the_config_from_there(tm
     assert plan.training_config.document is not None
     assert plan.training_config.document.path == "train/LLaMA-Factory/examples/sft.yaml"
     source = plan.program.sources["llamafactory"]
-    assert source.version == "0.9.3" and "cd's into it" in source.chosen
+    assert source.version == "0.9.3" and "the checkout the script cd's into (cd LLaMA-Factory at train/run.sh:2)" == source.chosen
     assert source.version_at.where() == "train/LLaMA-Factory/src/llamafactory/extras/env.py:1"
     assert "image_resolution" in source.fields
 
@@ -81,7 +81,7 @@ def test_a_cd_to_an_unknown_folder_forgets_the_earlier_one(tmp_path, monkeypatch
     plan = only(plans_for(tmp_path, monkeypatch, files), "llamafactory")
     assert plan.workdir is None
     # Still the nearest checkout beside the script.
-    assert "nearest checkout" in plan.program.sources["llamafactory"].chosen
+    assert plan.program.sources["llamafactory"].chosen == "the checkout nearest run.sh"
 
 
 def test_a_cd_inside_another_function_does_not_count(tmp_path, monkeypatch):
@@ -93,8 +93,8 @@ def test_a_cd_inside_another_function_does_not_count(tmp_path, monkeypatch):
 
 def test_two_checkouts_side_by_side_are_a_source_of_unknown_version(tmp_path):
     write(tmp_path, {**llamafactory("LLaMA-Factory"), **llamafactory("LLaMA-Factory-old", 'VERSION = "0.8.3"\n')})
-    found = locate("llamafactory", [(tmp_path, "run.sh")], None, tmp_path)
-    assert found is not None and not found.readable and "several checkouts" in found.problem
+    found = locate("llamafactory", [(tmp_path, "run.sh")], None, tmp_path, display=lambda p: str(Path(p).relative_to(tmp_path)))
+    assert found is not None and not found.readable and "several side by side (LLaMA-Factory, LLaMA-Factory-old)" in found.problem
 
 
 def test_a_folder_is_a_checkout_by_its_import_package_not_its_name(tmp_path):
@@ -213,4 +213,5 @@ def test_explain_shows_the_source_with_its_file_and_line(tmp_path, monkeypatch, 
     assert versions["llamafactory"]["versions"] == ["0.9.3"]
     assert versions["llamafactory"]["path"] == "train/LLaMA-Factory/src/llamafactory/extras/env.py"
     assert versions["llamafactory"]["line"] == 1
-    assert "the checkout at train/LLaMA-Factory" in versions["llamafactory"]["text"]
+    assert versions["llamafactory"]["text"] == ("LLaMA-Factory 0.9.3 (VERSION in train/LLaMA-Factory/src/llamafactory/extras/env.py:1, "
+                                                "the checkout the script cd's into (cd LLaMA-Factory at train/run.sh:1))")

@@ -196,7 +196,7 @@ class Linker:
         plan.visible_devices = _visible_devices(plan.env, ascend_environment(plan))
         moved = working_directory(doc.script, command, base, self._root(base) or base)
         if moved is not None:
-            plan.workdir = Sourced(moved[0], moved[1].describe())
+            plan.workdir = Sourced(moved[0], f"{moved[1].text} at {moved[1].where()}")
         for option in launch.launcher_option_list:
             if option.key:
                 plan.launcher_args[option.key] = _arg_of(option)

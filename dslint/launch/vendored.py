@@ -79,7 +79,7 @@ class Source:
     root: Path  # the checkout (the folder holding src/<package> or <package>)
     version: str | None
     version_at: Evidence | None  # the file and line the version was read from
-    chosen: str  # why this checkout: "the script cd's into it (run.sh:3)", "nearest checkout above cfg.yaml"
+    chosen: str  # why this checkout: "the checkout the script cd's into (cd X at run.sh:3)", "the checkout nearest cfg.yaml"
     fields: dict[str, ArgDef] = field(default_factory=dict)  # every field of the argument dataclasses
     problem: str | None = None  # why the version or the arguments could not be read
 
@@ -88,10 +88,10 @@ class Source:
         return self.version is not None and self.problem is None
 
     def describe(self, display=str) -> str:
-        where = display(self.root)
-        if self.version_at is not None:
-            return f"the checkout at {where} ({self.version_at.where()}, {self.chosen})"
-        return f"the checkout at {where} ({self.chosen}; {self.problem or 'its version could not be read'})"
+        """``VERSION in train/LLaMA-Factory/src/llamafactory/extras/env.py:3, the checkout the script cd's into (cd LLaMA-Factory at run.sh:2)``."""
+        if self.readable and self.version_at is not None:
+            return f"{self.version_at.text} in {self.version_at.where()}, {self.chosen}"
+        return f"{self.chosen} at {display(self.root)}: {self.problem or 'its version could not be read'}"
 
 
 # --------------------------------------------------------------------------------------------
@@ -148,7 +148,7 @@ def locate(package: str, starts: list[tuple[Path, str]], workdir: tuple[Path, st
     if workdir is not None:
         found = _containing(os.path.abspath(workdir[0]), package, top)
         if found is not None:
-            return _read(package, found, f"the script cd's into it ({workdir[1]})", display)
+            return _read(package, found, f"the checkout the script cd's into ({workdir[1]})", display)
     if workdir is not None:
         starts = [(workdir[0], f"the folder the script cd's into ({workdir[1]})"), *starts]
     for folder, what in starts:
@@ -156,11 +156,11 @@ def locate(package: str, starts: list[tuple[Path, str]], workdir: tuple[Path, st
         while True:
             found = _checkouts_at(here, package)
             if len(found) == 1:
-                return _read(package, found[0], f"the nearest checkout above or beside {what}", display)
+                return _read(package, found[0], f"the checkout nearest {what}", display)
             if len(found) > 1:
                 shown = ", ".join(display(Path(f)) for f in found[:3])
-                return Source(package, Path(found[0]), None, None, f"beside {what}",
-                              problem=f"several checkouts side by side ({shown}): which one runs is not said")
+                return Source(package, Path(found[0]), None, None, f"the checkouts nearest {what}",
+                              problem=f"several side by side ({shown}): which one runs is not said")
             parent = os.path.dirname(here)
             if here == top or parent == here or not here.startswith(top):
                 break
@@ -198,17 +198,17 @@ def _version(directory: Path, root: Path, layout: Layout, display) -> tuple[str 
     for relative, variable in layout.versions:
         found = _assigned_string(directory / relative, variable)
         if found is not None:
-            return found[0], Evidence(display(directory / relative), found[1], f"{variable} = {found[0]!r}")
+            return found[0], Evidence(display(directory / relative), found[1], variable)
     for path, variable in ((directory / "version.py", "__version__"), (root / "version.py", "__version__")):
         found = _assigned_string(path, variable)
         if found is not None:
-            return found[0], Evidence(display(path), found[1], f"{variable} = {found[0]!r}")
+            return found[0], Evidence(display(path), found[1], variable)
     found = _setup_version(root / "setup.py")
     if found is not None:
-        return found[0], Evidence(display(root / "setup.py"), found[1], f"version={found[0]!r}")
+        return found[0], Evidence(display(root / "setup.py"), found[1], "setup(version=...)")
     found = _pyproject_version(root / "pyproject.toml")
     if found is not None:
-        return found[0], Evidence(display(root / "pyproject.toml"), found[1], f'version = "{found[0]}"')
+        return found[0], Evidence(display(root / "pyproject.toml"), found[1], "version")
     return None, None
 
 
