@@ -79,6 +79,7 @@ class Linker:
         self.loaded: list[Document] = []  # documents read because something links to them
         self.reached: set[int] = set()  # ids of DeepSpeed documents some plan uses
         self.consumers: dict[str, Consumer] = {}  # real path of a program → what reading it showed
+        self.roots: dict[Path, Path | None] = {}  # folder → its repository root (_root)
 
     # ---- files --------------------------------------------------------------------------
 
@@ -194,7 +195,7 @@ class Linker:
         plan = LaunchPlan(origin=doc, span=command.span, launcher=launch.launcher, consumer=None, entry=launch.entry, command=launch)
         plan.env = dict(command.environment)
         plan.visible_devices = _visible_devices(plan.env, ascend_environment(plan))
-        moved = working_directory(doc.script, command, base, self._root(base) or base)
+        moved = working_directory(doc.script, command, base, lambda: self._root(base) or base)
         if moved is not None:
             plan.workdir = Sourced(moved[0], f"{moved[1].text} at {moved[1].where()}")
         for option in launch.launcher_option_list:
@@ -458,7 +459,7 @@ class Linker:
         if program.facts is not None and program.program:
             starts.append(((self.cwd / program.program).parent, program.program))
         starts.append((base, plan.origin.path))
-        stop = self._root(base) or Path(search_root(str(base.resolve())))
+        stop = self._root(base) or Path(search_root(os.path.abspath(base)))
         workdir = (plan.workdir.value, plan.workdir.origin) if plan.workdir is not None else None
         display = lambda p: _display(Path(p), self.cwd)  # noqa: E731
         found = {package: locate(package, starts, workdir, stop, display) for package in packages}
@@ -538,8 +539,10 @@ class Linker:
                 plan.references.append(Reference("hydra-default", item, entry.key_span, document=loaded))
 
     def _root(self, base: Path) -> Path | None:
-        root = _repository_root(base)
-        return None if root == Path(root.anchor or "/") else root
+        if base not in self.roots:  # asked several times for every launch of a folder
+            root = _repository_root(base)
+            self.roots[base] = None if root == Path(root.anchor or "/") else root
+        return self.roots[base]
 
     def _deepspeed_reference(self, plan: LaunchPlan, base: Path) -> None:
         if plan.deepspeed is not None:

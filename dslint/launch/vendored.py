@@ -144,15 +144,15 @@ def locate(package: str, starts: list[tuple[Path, str]], workdir: tuple[Path, st
     ``starts``: (folder, what it is) of the launch's files, strongest first; ``workdir``: the
     folder the script cd's into and the evidence; ``stop``: the repository root.
     """
-    top = os.path.abspath(stop)
+    top = os.path.realpath(stop)  # real paths on both sides: a symlinked folder is still inside the repository
     if workdir is not None:
-        found = _containing(os.path.abspath(workdir[0]), package, top)
+        found = _containing(os.path.realpath(workdir[0]), package, top)
         if found is not None:
             return _read(package, found, f"the checkout the script cd's into ({workdir[1]})", display)
     if workdir is not None:
         starts = [(workdir[0], f"the folder the script cd's into ({workdir[1]})"), *starts]
     for folder, what in starts:
-        here = os.path.abspath(folder)
+        here = os.path.realpath(folder)
         while True:
             found = _checkouts_at(here, package)
             if len(found) == 1:
@@ -276,13 +276,13 @@ def _pyproject_version(path: Path) -> tuple[str, int] | None:
 # --------------------------------------------------------------------------------------------
 
 
-def working_directory(script, command, base: Path, stop: Path) -> tuple[Path, Evidence] | None:
+def working_directory(script, command, base: Path, stop) -> tuple[Path, Evidence] | None:
     """The folder the script has ``cd``'d into when ``command`` runs, when the script says it.
 
     The ``cd``/``pushd`` commands before the launch (in the same function, or at the top level)
     are followed in order: a relative one from the folder the previous one reached, the first
-    from the script's folder or a folder above it up to ``stop`` (the caller's folder is not
-    known). A ``cd`` to a folder dslint cannot name (``cd "$DIR"``, ``popd``, ``cd -``) makes
+    from the script's folder or a folder above it up to ``stop()`` (the repository root; the
+    caller's folder is not known). A ``cd`` to a folder dslint cannot name (``cd "$DIR"``, ``popd``, ``cd -``) makes
     it unknown again.
     """
     if script is None or command is None:
@@ -304,7 +304,7 @@ def working_directory(script, command, base: Path, stop: Path) -> tuple[Path, Ev
         if not target or target == "-":
             current, evidence = None, None
             continue
-        found = _cd_target(target, current, base, stop)
+        found = _cd_target(target, current, base, stop())
         line = other.span.source.position(other.span.start)[0]
         current, evidence = (found, Evidence(script.path, line, f"cd {target}")) if found is not None else (None, None)
     if current is None or evidence is None:
