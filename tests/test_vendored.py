@@ -91,6 +91,15 @@ def test_a_cd_inside_another_function_does_not_count(tmp_path, monkeypatch):
     assert plan.workdir is None
 
 
+def test_cds_are_followed_in_order_and_popd_forgets(tmp_path, monkeypatch):
+    files = {**llamafactory("work/LLaMA-Factory"), "work/LLaMA-Factory/examples/sft.yaml": LF_YAML,
+             "run.sh": "cd work\ncd LLaMA-Factory\nllamafactory-cli train examples/sft.yaml\n"
+                       "pushd /tmp\npopd\nllamafactory-cli train examples/sft.yaml\n"}
+    plans = [p for p in plans_for(tmp_path, monkeypatch, files) if p.launcher == "llamafactory"]
+    assert [p.workdir.value if p.workdir else None for p in plans] == [tmp_path / "work" / "LLaMA-Factory", None]
+    assert plans[0].workdir.origin == "cd LLaMA-Factory at run.sh:2"
+
+
 def test_two_checkouts_side_by_side_are_a_source_of_unknown_version(tmp_path):
     write(tmp_path, {**llamafactory("LLaMA-Factory"), **llamafactory("LLaMA-Factory-old", 'VERSION = "0.8.3"\n')})
     found = locate("llamafactory", [(tmp_path, "run.sh")], None, tmp_path, display=lambda p: str(Path(p).relative_to(tmp_path)))
