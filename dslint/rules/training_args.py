@@ -918,7 +918,9 @@ def eval_without_dataset(plan, context):
     ## What it checks
     `do_eval`, `do_predict` or `predict_with_generate` with neither `eval_dataset` nor
     `val_size` > 1e-6: LLaMA-Factory raises `Please make sure eval_dataset be provided or
-    val_size >1e-6` (llamafactory/hparams/parser.py). For a training run (`do_train`) with
+    val_size >1e-6` (llamafactory/hparams/parser.py; 0.8.3-0.9.3: `Please specify dataset for
+    evaluation.`, and `Cannot use predict_with_generate if eval_dataset is None.`; the 0.8.0-0.8.2
+    wheels have no such check, so with those among the candidates it is info). For a training run (`do_train`) with
     `eval_strategy` other than `no` and no evaluation data, the Trainer raises
     `You have set args.eval_strategy to steps but you didn't pass an eval_dataset to Trainer`.
 
@@ -960,13 +962,28 @@ def eval_without_dataset(plan, context):
     for name in ("do_eval", "do_predict", "predict_with_generate"):
         arg = plan.arg(name)
         if arg is not None and _truthy(arg.value):
-            yield Finding(arg.name_span or arg.span or plan.span, f"{name} without eval_dataset or val_size",
-                          note="LLaMA-Factory raises 'Please make sure eval_dataset be provided or val_size >1e-6'")
+            # get_train_args checks it from 0.8.3 on; before, what happens depends on the workflow.
+            verdict = ctx.in_use.candidates.judge(lambda version: True if compare(version, "0.8.3") >= 0 else None)
+            if verdict.anywhere:
+                note = f"LLaMA-Factory raises {_no_eval_data_message(name, verdict.failing)}"
+                yield Finding(arg.name_span or arg.span or plan.span, f"{name} without eval_dataset or val_size",
+                              related=[ctx.version_related()], severity=verdict.severity(), note=verdict.qualify(note))
             return
     strategy = plan.arg("eval_strategy", "evaluation_strategy")
     train = plan.arg("do_train")
     if strategy is not None and isinstance(strategy.value, str) and strategy.value not in ("no",) and train is not None and _truthy(train.value):
         yield from _eval_strategy_without_dataset(plan, context, ctx, strategy)
+
+
+def _no_eval_data_message(name: str, versions) -> str:
+    """What get_train_args raises (llamafactory/hparams/parser.py): 0.9.4 merged the checks and reworded them."""
+    new = "'Please make sure eval_dataset be provided or val_size >1e-6'"
+    old = "'Cannot use `predict_with_generate` if `eval_dataset` is None.'" if name == "predict_with_generate" \
+        else "'Please specify dataset for evaluation.'"
+    since = [compare(v, "0.9.4") >= 0 for v in versions]
+    if all(since):
+        return new
+    return old if not any(since) else f"{new} (before 0.9.4: {old})"
 
 
 #: The transformers each LLaMA-Factory release admits: `Requires-Dist` in the METADATA of its wheel
