@@ -152,6 +152,16 @@ def test_versions_from_the_source_files(tmp_path):
     assert pp.version == "0.9.5" and pp.version_at.where().endswith("pyproject.toml:6")
 
 
+def test_fields_with_init_false_are_not_arguments(tmp_path):
+    # HfArgumentParser skips them (transformers hf_argparser.py: `if not field.init: continue`).
+    write(tmp_path, llamafactory("LLaMA-Factory", fields="compute_dtype: object = field(default=None, init=False)\n"
+                                                         "    image_resolution: int = field(default=512, init=True)"))
+    path = tmp_path / "LLaMA-Factory/src/llamafactory/hparams/model_args.py"
+    path.write_text(path.read_text().replace("from dataclasses import dataclass", "from dataclasses import dataclass, field"))
+    found = locate("llamafactory", [(tmp_path, "x")], None, tmp_path)
+    assert found.readable and "image_resolution" in found.fields and "compute_dtype" not in found.fields
+
+
 def test_an_unreadable_argument_module_leaves_the_checkout_unread(tmp_path):
     write(tmp_path, {**llamafactory("LLaMA-Factory"), "LLaMA-Factory/src/llamafactory/hparams/broken.py": "def (:\n"})
     found = locate("llamafactory", [(tmp_path, "x")], None, tmp_path)

@@ -53,6 +53,7 @@ class ArgDef:
     evidence: Evidence
     choices: tuple | None = None
     flag: bool = False  # store_true/store_false: takes no value
+    init: bool = True  # False for ``field(init=False)``: HfArgumentParser makes no argument of it
 
 
 @dataclass
@@ -348,6 +349,15 @@ def _field_default(value: ast.AST | None) -> Any:
     return _literal(value)
 
 
+def _field_init(value: ast.AST | None) -> bool:
+    """False for ``field(init=False)`` (the literal False only)."""
+    if isinstance(value, ast.Call) and (_dotted(value.func) or "").rsplit(".", 1)[-1] == "field":
+        for keyword in value.keywords:
+            if keyword.arg == "init" and isinstance(keyword.value, ast.Constant) and keyword.value.value is False:
+                return False
+    return True
+
+
 def _field_choices(value: ast.AST | None) -> tuple | None:
     if isinstance(value, ast.Call):
         for keyword in value.keywords:
@@ -485,7 +495,7 @@ def _read_module(path: Path, display: str, tree: ast.Module) -> _Module:
                         continue
                     fields.append(ArgDef(statement.target.id, _annotation_type(annotation), _field_default(statement.value),
                                          Evidence(display, statement.lineno, f"field {statement.target.id} of {node.name}"),
-                                         _field_choices(statement.value)))
+                                         _field_choices(statement.value), init=_field_init(statement.value)))
             methods = tuple(f.name for f in node.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)))
             module.classes.append((node.name, tuple(bases), fields, is_dataclass, node.lineno, methods))
     return module

@@ -53,11 +53,13 @@ LAYOUTS: dict[str, Layout] = {
     # llamafactory/hparams/parser.py parses the dataclasses of hparams/*.py; extras/env.py holds VERSION.
     "llamafactory": Layout("llamafactory", ("llamafactory", "llmtuner"), ("hparams",), ("hparams/*.py",),
                            (("extras/env.py", "VERSION"), ("__init__.py", "__version__"))),
-    # ms-swift 2.x: swift/llm/utils/argument.py; 3.x: swift/llm/argument/; 4.x: swift/arguments/;
-    # the Seq2SeqTrainingArguments subclass in swift/trainers/arguments.py; swift/version.py.
+    # ms-swift 2.x: swift/llm/utils/argument.py; 3.x: swift/llm/argument/ (Megatron-SWIFT:
+    # swift/megatron/argument/); 4.x: swift/arguments/ (swift/megatron/arguments/); the
+    # Seq2SeqTrainingArguments subclass in swift/trainers/arguments.py; swift/version.py.
     "ms-swift": Layout("ms-swift", ("swift",), ("llm/argument", "arguments", "llm/utils/argument.py"),
                        ("llm/argument/*.py", "llm/argument/*/*.py", "arguments/*.py", "arguments/*/*.py",
-                        "llm/utils/argument.py", "trainers/arguments.py"),
+                        "llm/utils/argument.py", "trainers/arguments.py", "megatron/argument/*.py",
+                        "megatron/arguments/*.py"),
                        (("version.py", "__version__"),)),
     "transformers": Layout("transformers", ("transformers",), ("training_args.py",),
                            ("training_args.py", "training_args_seq2seq.py"), (("__init__.py", "__version__"),)),
@@ -80,7 +82,7 @@ class Source:
     version: str | None
     version_at: Evidence | None  # the file and line the version was read from
     chosen: str  # why this checkout: "the checkout the script cd's into (cd X at run.sh:3)", "the checkout nearest cfg.yaml"
-    fields: dict[str, ArgDef] = field(default_factory=dict)  # every field of the argument dataclasses
+    fields: dict[str, ArgDef] = field(default_factory=dict)  # every init field of the argument dataclasses
     problem: str | None = None  # why the version or the arguments could not be read
 
     @property
@@ -188,7 +190,8 @@ def _read(package: str, root: str, chosen: str, display) -> Source:
     for cls in program.classes.values():
         if cls.is_dataclass:
             for definition in cls.fields:
-                source.fields.setdefault(definition.name, definition)
+                if definition.init:  # HfArgumentParser skips `field(init=False)` (hf_argparser.py: `if not field.init`)
+                    source.fields.setdefault(definition.name, definition)
     if program.unreadable:
         source.problem = source.problem or f"{program.unreadable[0]} could not be read as Python"
     return source
