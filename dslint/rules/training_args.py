@@ -127,7 +127,7 @@ class _Context:
         if not names:
             return False
         spaces = [arg_space(g.schema_name, ()) for g in generations(self.package)]
-        unknown = [n for n in names if all(sp.lookup(n) is None for sp in spaces)]
+        unknown = [n for n in names if n not in self.vendored and all(sp.lookup(n) is None for sp in spaces)]
         if self.package == "ms-swift" and any(isinstance(plan.args[n].value, dict) for n in unknown):
             return False  # the Ray pipeline's nested sections (train:, rollout:, teacher:)
         return (len(names) - len(unknown)) * 10 >= len(names) * 7
