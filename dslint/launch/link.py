@@ -34,12 +34,12 @@ from dslint.launch.consumer import read as read_consumer
 from dslint.launch.plan import Arg, LaunchPlan, Reference, Sourced
 from dslint.launch.pyprogram import Evidence
 from dslint.launch.target import ascend_environment
-from dslint.launch.vendored import CONSUMER_PACKAGES, locate, working_directory
-from dslint.versions import search_root
 from dslint.launch.presets import SWIFT_PRESETS, preset_text
+from dslint.launch.vendored import CONSUMER_PACKAGES, locate, working_directory
 from dslint.launch.wrapped import apply_wrappers, sbatch_assumption, slurm_gpus
 from dslint.source import SourceFile, Span
 from dslint.values import as_int
+from dslint.versions import search_root
 
 TRUTHY = ("true", "y", "1", "yes")
 MAX_LINKED_BYTES = 2 * 1024 * 1024

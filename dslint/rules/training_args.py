@@ -1008,7 +1008,7 @@ def _transformers_for(llamafactory: str, pinned) -> tuple[str, ...]:
     """The transformers one LLaMA-Factory release may run with: the repository's pin, else what the release requires."""
     from dslint.versions import allows, known_releases, parse_spec
 
-    if pinned is not None and not pinned.unbounded:
+    if not pinned.unbounded:
         return pinned.versions
     known = known_releases("transformers")
     series = [spec for release, spec in LLAMAFACTORY_TRANSFORMERS
@@ -1018,8 +1018,6 @@ def _transformers_for(llamafactory: str, pinned) -> tuple[str, ...]:
 
 
 def _release_matches(version: str, release: str) -> bool:
-    from dslint.versions import parse_version
-
     wanted = parse_version(release)
     return parse_version(version)[:len(wanted)] == wanted
 
