@@ -56,7 +56,8 @@ class Pin:
     ``kind``: ``spec`` (a version specifier; empty when the package is named without one),
     ``lock`` (an exact version a lock file resolved), ``git`` (a git checkout: ``ref`` is the
     branch, tag or commit, ``release`` the version a tag names) or ``file`` (an archive URL whose
-    name carries the version).
+    name carries the version) or ``source`` (the package's own source in the repository says
+    ``release``: dslint.launch.vendored).
     """
 
     package: str
@@ -74,6 +75,8 @@ class Pin:
         name = PACKAGES[self.package][0]
         if self.kind == "lock":
             return f"{name} {self.release} locked"
+        if self.kind == "source":
+            return f"{name} {self.release} (its source)"
         if self.kind in ("git", "file"):
             return f"{name} @ {self.spec}"
         return f"{name}{self.spec}" if self.spec else name

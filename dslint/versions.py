@@ -6,7 +6,14 @@ Nothing is imported. The evidence, in order of precedence:
 2. With ``detect-installed-versions = true``, the distribution installed in the environment
    dslint runs in (``importlib.metadata``). Off by default: pre-commit and the GitHub action run
    dslint in an environment of their own.
-3. Pins in the repository (:mod:`dslint.pins`): the nearest folder, from the linted file's folder
+3. A checkout of the package in the repository that the launch runs (:mod:`dslint.launch.vendored`:
+   the folder the script ``cd``s into, else the nearest checkout above or beside the launch's
+   files): the version its source says (``src/llamafactory/extras/env.py`` ``VERSION``), kind
+   ``source``. A checkout whose version cannot be read bounds nothing, and a finding that
+   depends on the version is then at most ``info``. Where nothing below pins another package,
+   the checkout's own requirements do (it is installed from there: ``transformers>=4.45.0`` in
+   ``LLaMA-Factory/requirements.txt``).
+4. Pins in the repository (:mod:`dslint.pins`): the nearest folder, from the linted file's folder
    up to the repository root (the folder holding ``.git``; without one, the nearest folder with a
    ``pyproject.toml``, ``setup.py`` or ``setup.cfg``, else the folder dslint runs from), whose
    files pin the package in any source.
@@ -180,8 +187,10 @@ class Evidence:
     """What says which versions of a package a launch runs with.
 
     ``kind``: ``setting``, ``installed``, ``lock``, ``pin`` (exact pins), ``range``, ``git``
-    (a checkout whose ref names no release: any version) or ``program`` (what the launch's
-    program imports bounds it, where nothing pins it).
+    (a checkout whose ref names no release: any version), ``program`` (what the launch's
+    program imports bounds it, where nothing pins it) or ``source`` (the package's own source is
+    in the repository and the launch runs it: ``exact`` is its version, ``pins`` the file and
+    line; without a version it bounds nothing, ``setting`` says why).
     """
 
     package: str
@@ -200,6 +209,8 @@ class Evidence:
             return f"{PACKAGES[self.package][0]} {self.exact[0]} installed where dslint runs (detect-installed-versions)"
         if self.kind == "program":
             return f"{PACKAGES[self.package][0]}{self.written}, as the program {self.setting}"
+        if self.kind == "source":
+            return self.setting
         shown = []
         for pin in self.pins[:3]:
             where = display_path(pin.path, root) + (f":{pin.line}" if pin.line else "")
@@ -381,6 +392,8 @@ class Candidates:
             return f"nothing pins {name}"
         if self.evidence.kind == "git":
             return f"{self.evidence.sources(self.root)}: version unknown"
+        if self.unread_source:
+            return f"runs {self.evidence.sources(self.root)}"
         return self.evidence.sources(self.root)
 
     def describe(self) -> str:
@@ -389,7 +402,7 @@ class Candidates:
         span = f"{known[0]}–{known[-1]}" if known else "none"
         if self.evidence is None:
             return f"{self.label}: unknown (nothing pins it): judged against every known version ({span})"
-        if self.evidence.kind == "git":
+        if self.evidence.kind == "git" or self.unread_source:
             return f"{self.label}: unknown ({self.why()}): judged against every known version ({span})"
         if self.evidence.exact:
             versions = " or ".join(self.versions)
@@ -419,8 +432,14 @@ class Candidates:
 
     @property
     def unbounded(self) -> bool:
-        """Nothing bounds the version: no evidence, or a git checkout of a branch or commit."""
-        return self.evidence is None or self.evidence.kind == "git"
+        """Nothing bounds the version: no evidence, a git checkout of a branch or commit, or a
+        checkout in the repository whose version cannot be read."""
+        return self.evidence is None or self.evidence.kind == "git" or self.unread_source
+
+    @property
+    def unread_source(self) -> bool:
+        """The launch runs a checkout in the repository whose version or arguments dslint cannot read."""
+        return self.evidence is not None and self.evidence.kind == "source" and not self.evidence.exact
 
     def where(self, predicate: Callable[[str], bool]) -> tuple[str, ...]:
         return tuple(v for v in self.versions if predicate(v))
@@ -479,8 +498,8 @@ class Verdict:
         """
         from dslint.diagnostics import Severity
 
-        if not self.everywhere:
-            return Severity.INFO
+        if not self.everywhere or self.candidates.unread_source:
+            return Severity.INFO  # a checkout dslint cannot read decides: the finding rests on an assumption
         return unpinned if unpinned is not None and not self.pinned else None
 
     def where(self) -> str:
@@ -490,7 +509,7 @@ class Verdict:
         if self.everywhere:
             if len(found.versions) == 1:
                 return f"{label} {found.versions[0]}"
-            if found.evidence is None or found.evidence.kind == "git":
+            if found.unbounded:
                 return f"any {label} version dslint knows ({found.versions[0]}–{found.versions[-1]})"
             return f"{label} {found.versions[0]}–{found.versions[-1]}"
         if self.failing and self.unsure:
@@ -501,6 +520,8 @@ class Verdict:
 
     def note(self) -> str:
         """What a finding that does not hold everywhere adds: ``fails on transformers ≥ 5.0.0; nothing pins transformers``."""
+        if self.everywhere and self.candidates.unread_source:
+            return f"assumed {self.where()}: the launch {self.candidates.why()}"
         if self.everywhere:
             return ""
         return f"{'fails' if self.failing else 'may fail'} on {self.where()}; {self.candidates.why()}"
@@ -520,6 +541,11 @@ def candidates(package: str, start: str | Path | None, settings: Any = None, pro
     what its program uses bounds it (``from swift.llm import SftArguments`` is ms-swift 2.x's).
     """
     found = evidence(package, start, settings)
+    source = getattr(program, "sources", {}).get(package) if program is not None else None
+    if source is not None and (found is None or found.kind not in ("setting", "installed")):
+        found = source_evidence(package, source, getattr(settings, "root", None))
+    if found is None and program is not None:
+        found = _checkout_requirement(package, getattr(program, "sources", {}).values())
     hint = getattr(program, "version_hints", {}).get(package) if program is not None else None
     if hint is not None and (found is None or found.kind == "git"):
         spec, proof = hint
@@ -528,10 +554,33 @@ def candidates(package: str, start: str | Path | None, settings: Any = None, pro
     return _candidates(package, found, root)
 
 
+def _checkout_requirement(package: str, sources: Iterable[Any]) -> Evidence | None:
+    """What the requirements of a checkout the launch runs (installed from it) say about ``package``,
+    where the repository pins nothing: ``transformers>=4.45.0,<=4.52.4`` in its requirements.txt."""
+    for source in sources:
+        if source.package == package or not source.readable:
+            continue
+        pins = [p for p in pins_in(str(source.root), package) if _says_something(p)]
+        found = _folder_evidence(package, pins) if pins else None
+        if found is not None:
+            return found
+    return None
+
+
+def source_evidence(package: str, source: Any, root: Path | None = None) -> Evidence:
+    """The evidence of a checkout the launch runs (dslint.launch.vendored.Source)."""
+    shown = source.describe(lambda p: display_path(str(p), root))
+    if not source.readable or source.version_at is None:
+        return Evidence(package, "source", setting=shown)
+    at = source.version_at
+    pin = Pin(package, "source", "", at.path, at.line, release=source.version)
+    return Evidence(package, "source", (source.version,), pins=(pin,), setting=shown)
+
+
 @lru_cache(maxsize=4096)
 def _candidates(package: str, found: Evidence | None, root: Path | None) -> Candidates:
     known = known_releases(package)
-    if found is None or found.kind == "git":
+    if found is None or found.kind == "git" or (found.kind == "source" and not found.exact):
         return Candidates(package, known, found, root)
     if found.exact:
         return Candidates(package, found.exact, found, root)
@@ -545,7 +594,10 @@ def _candidates(package: str, found: Evidence | None, root: Path | None) -> Cand
 def clear_cache() -> None:
     from dslint import pins
 
+    from dslint.launch import vendored
+
     pins.clear_cache()
+    vendored.clear_cache()
     search_root.cache_clear()
     _repository_root.cache_clear()
     _folder_of.cache_clear()

@@ -105,6 +105,9 @@ class Consumer:
     # The program evaluates and never trains or saves (``evaluation_only``): an Accelerator or
     # deepspeed.initialize loop run for evaluation; training and saving rules do not apply.
     evaluation: Evidence | None = None
+    # Checkouts of the packages it runs that are in the repository (dslint.launch.vendored):
+    # package -> Source; their version and argument dataclasses are the evidence.
+    sources: dict = field(default_factory=dict)
 
     @property
     def label(self) -> str:

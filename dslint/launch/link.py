@@ -37,9 +37,11 @@ from dslint.launch.plan import Arg, LaunchPlan, Reference, Sourced
 from dslint.launch.pyprogram import Evidence
 from dslint.launch.target import ascend_environment
 from dslint.launch.presets import SWIFT_PRESETS, preset_text
+from dslint.launch.vendored import CONSUMER_PACKAGES, locate, working_directory
 from dslint.launch.wrapped import apply_wrappers, sbatch_assumption, slurm_gpus
 from dslint.source import SourceFile, Span
 from dslint.values import as_int
+from dslint.versions import search_root
 
 TRUTHY = ("true", "y", "1", "yes")
 MAX_LINKED_BYTES = 2 * 1024 * 1024
@@ -79,6 +81,7 @@ class Linker:
         self.loaded: list[Document] = []  # documents read because something links to them
         self.reached: set[int] = set()  # ids of DeepSpeed documents some plan uses
         self.consumers: dict[str, Consumer] = {}  # real path of a program → what reading it showed
+        self.roots: dict[Path, Path | None] = {}  # folder → its repository root (_root)
 
     # ---- files --------------------------------------------------------------------------
 
@@ -93,11 +96,14 @@ class Linker:
     def _candidates(self, raw: str, base: Path) -> list[Path]:
         return candidate_paths(raw, base, self.cwd)
 
-    def resolve(self, role: str, raw: str | None, span: Span, base: Path, expect: str, assumed: str | None = None) -> Reference:
+    def resolve(self, role: str, raw: str | None, span: Span, base: Path, expect: str, assumed: str | None = None,
+                workdir: Path | None = None) -> Reference:
+        """``workdir``: the folder the script cd's into before the launch, where bash looks first."""
         reference = Reference(role=role, raw=raw, span=span, assumed=assumed)
         if raw is None or not raw.strip():
             return reference
-        return self._first_file(reference, self._candidates(raw.strip(), base), expect)
+        first = [Path(os.path.normpath(workdir / raw.strip()))] if workdir is not None and not os.path.isabs(raw.strip()) else []
+        return self._first_file(reference, first + self._candidates(raw.strip(), base), expect)
 
     def _first_file(self, reference: Reference, candidates: list[Path], expect: str) -> Reference:
         """The first of ``candidates`` that is a file, loaded into ``reference``; every path looked at in ``tried``."""
@@ -176,6 +182,9 @@ class Linker:
         plan = LaunchPlan(origin=doc, span=command.span, launcher=launch.launcher, consumer=None, entry=launch.entry, command=launch)
         plan.env = dict(command.environment)
         plan.visible_devices = _visible_devices(plan.env, ascend_environment(plan))
+        moved = working_directory(doc.script, command, base, lambda: self._root(base) or base)
+        if moved is not None:
+            plan.workdir = Sourced(moved[0], f"{moved[1].text} at {moved[1].where()}")
         for option in launch.launcher_option_list:
             if option.key:
                 plan.launcher_args[option.key] = _arg_of(option)
@@ -209,6 +218,7 @@ class Linker:
             plan.distributed = True
         apply_wrappers(plan, command)
         self._consumer(plan, launch, base)
+        self._sources(plan, base)
         if plan.program is not None and plan.program.kind in (HYDRA, VERL):
             self._hydra_config(plan, launch, base)
         self._deepspeed_reference(plan, base)
@@ -226,7 +236,8 @@ class Linker:
 
     def _training_config(self, plan: LaunchPlan, raw: str | None, span: Span, base: Path, before_flags: bool,
                          assumed: str | None = None) -> None:
-        reference = self.resolve("training-config", raw, span, base, expect=TRAINING_YAML, assumed=assumed)
+        reference = self.resolve("training-config", raw, span, base, expect=TRAINING_YAML, assumed=assumed,
+                                 workdir=plan.workdir.value if plan.workdir is not None else None)
         plan.training_config = reference
         plan.references.append(reference)
         doc = reference.document
@@ -420,6 +431,27 @@ class Linker:
             plan.consumer = consumer.deepspeed_reader
         plan.program = consumer
 
+    def _sources(self, plan: LaunchPlan, base: Path) -> None:
+        """The checkouts in the repository of the packages the launch's consumer runs (dslint.launch.vendored)."""
+        program = plan.program
+        if program is None:
+            return
+        packages = CONSUMER_PACKAGES.get(program.kind if program.established else plan.consumer or "", ())
+        if not packages:
+            return
+        starts: list[tuple[Path, str]] = []
+        config = plan.training_config.document if plan.training_config is not None else None
+        if config is not None:
+            starts.append((Path(config.path).parent, config.path))
+        if program.facts is not None and program.program:
+            starts.append(((self.cwd / program.program).parent, program.program))
+        starts.append((base, plan.origin.path))
+        stop = self._root(base) or Path(search_root(os.path.abspath(base)))
+        workdir = (plan.workdir.value, plan.workdir.origin) if plan.workdir is not None else None
+        display = lambda p: _display(Path(p), self.cwd)  # noqa: E731
+        found = {package: locate(package, starts, workdir, stop, display) for package in packages}
+        program.sources = {package: source for package, source in found.items() if source is not None}
+
     def _identify(self, plan: LaunchPlan, launch, base: Path) -> Consumer:
         where = _where(plan.span)
         line = plan.span.source.position(plan.span.start)[0]
@@ -494,8 +526,10 @@ class Linker:
                 plan.references.append(Reference("hydra-default", item, entry.key_span, document=loaded))
 
     def _root(self, base: Path) -> Path | None:
-        root = _repository_root(base)
-        return None if root == Path(root.anchor or "/") else root
+        if base not in self.roots:  # asked several times for every launch of a folder
+            root = _repository_root(base)
+            self.roots[base] = None if root == Path(root.anchor or "/") else root
+        return self.roots[base]
 
     def _deepspeed_reference(self, plan: LaunchPlan, base: Path) -> None:
         if plan.deepspeed is not None:
@@ -554,6 +588,7 @@ class Linker:
         for entry in doc.mapping.entries:
             plan.args[entry.key] = Arg(entry.key, entry.value.to_python(), entry.value.span, _key_origin(entry), entry.key_span)
         self._deepspeed_reference(plan, Path(doc.path).parent)
+        self._sources(plan, Path(doc.path).parent)
         plan.notes.append("no launch script reaches this config: the world size is unknown")
         return plan
 

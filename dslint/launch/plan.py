@@ -96,6 +96,8 @@ class LaunchPlan:
     # Who reads the launch's files and the evidence (dslint.launch.consumer.Consumer); ``consumer``
     # above is its DeepSpeed-reader role, or a guess from the flags when this is not established.
     program: Any = None
+    # The folder the script cd's into before the launch (a Path), when the script says it.
+    workdir: Sourced | None = None
     # The multi-node layout this launch is one node of (dslint.launch.layout.Layout), set by the engine.
     layout: Any = None
 

@@ -53,6 +53,7 @@ class ArgDef:
     evidence: Evidence
     choices: tuple | None = None
     flag: bool = False  # store_true/store_false: takes no value
+    init: bool = True  # False for ``field(init=False)``: HfArgumentParser makes no argument of it
 
 
 @dataclass
@@ -348,6 +349,15 @@ def _field_default(value: ast.AST | None) -> Any:
     return _literal(value)
 
 
+def _field_init(value: ast.AST | None) -> bool:
+    """False for ``field(init=False)`` (the literal False only)."""
+    if isinstance(value, ast.Call) and (_dotted(value.func) or "").rsplit(".", 1)[-1] == "field":
+        for keyword in value.keywords:
+            if keyword.arg == "init" and isinstance(keyword.value, ast.Constant) and keyword.value.value is False:
+                return False
+    return True
+
+
 def _field_choices(value: ast.AST | None) -> tuple | None:
     if isinstance(value, ast.Call):
         for keyword in value.keywords:
@@ -485,7 +495,7 @@ def _read_module(path: Path, display: str, tree: ast.Module) -> _Module:
                         continue
                     fields.append(ArgDef(statement.target.id, _annotation_type(annotation), _field_default(statement.value),
                                          Evidence(display, statement.lineno, f"field {statement.target.id} of {node.name}"),
-                                         _field_choices(statement.value)))
+                                         _field_choices(statement.value), init=_field_init(statement.value)))
             methods = tuple(f.name for f in node.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)))
             module.classes.append((node.name, tuple(bases), fields, is_dataclass, node.lineno, methods))
     return module
@@ -628,6 +638,25 @@ def read_program(entry: Path, repo_root: Path | None, display) -> Program | None
     return program
 
 
+def read_modules(paths: list[Path], display) -> Program:
+    """Read exactly ``paths`` (no imports followed): the classes and fields a package's argument modules define.
+
+    Files that cannot be parsed are listed in ``unreadable``.
+    """
+    program = Program(entry=display(paths[0]) if paths else "")
+    modules: list[_Module] = []
+    for path in paths:
+        tree = _load(path)
+        if tree is None:
+            program.unreadable.append(display(path))
+            continue
+        module = _read_module(path, display(path), tree)
+        modules.append(module)
+        program.files.append(module.display)
+    _collect(program, modules)
+    return program
+
+
 def _unconditional_lines(tree: ast.Module) -> set[int]:
     """Lines of the import statements a module runs whenever it runs, relative imports included."""
     return {node.lineno for node in _always_body(tree) if isinstance(node, (ast.Import, ast.ImportFrom))}
@@ -764,5 +793,5 @@ def dataclass_fields(program: Program, name: str, seen: frozenset = frozenset())
     return fields
 
 
-__all__ = ["ArgDef", "Evidence", "KeywordCall", "MISSING", "ParserUse", "Program", "dataclass_fields", "module_file", "read_program",
+__all__ = ["ArgDef", "Evidence", "KeywordCall", "MISSING", "ParserUse", "Program", "dataclass_fields", "module_file", "read_modules", "read_program",
            "search_roots"]

@@ -22,7 +22,7 @@ from dslint.rules import _training
 from dslint.rules._training import (
     PACKAGE_LABEL, ArgSpace, InUse, arg_space, documented, generations, in_use, plan_sets,
 )
-from dslint.versions import compare
+from dslint.versions import compare, parse_version
 
 # Names another rule owns (DS312: ms-swift's tuner flag generations; DS311: --config).
 OWNED_ELSEWHERE = {"ms-swift": {"sft_type", "train_type", "tuner_type", "config", "config_file"}}
@@ -98,6 +98,11 @@ class _Context:
                 if len(self.extra_spaces) < len(others):
                     self.strict = False  # a TRL config dslint has no schema for: its fields are unknown
 
+        # A checkout of the package in the repository that the launch runs (dslint.launch.vendored):
+        # a name its argument dataclasses define is an argument of the version that runs.
+        source = getattr(program, "sources", {}).get(self.package) if program is not None and self.package else None
+        self.vendored: dict = source.fields if source is not None else {}
+
         if self.package is not None and not self._belongs():
             self.package = None
 
@@ -122,7 +127,7 @@ class _Context:
         if not names:
             return False
         spaces = [arg_space(g.schema_name, ()) for g in generations(self.package)]
-        unknown = [n for n in names if all(sp.lookup(n) is None for sp in spaces)]
+        unknown = [n for n in names if n not in self.vendored and all(sp.lookup(n) is None for sp in spaces)]
         if self.package == "ms-swift" and any(isinstance(plan.args[n].value, dict) for n in unknown):
             return False  # the Ray pipeline's nested sections (train:, rollout:, teacher:)
         return (len(names) - len(unknown)) * 10 >= len(names) * 7
@@ -315,6 +320,8 @@ def unknown_training_argument(plan, context):
             continue  # argparse accepts a unique prefix of an option
         if name.lstrip("-").replace("-", "_") in ctx.own:
             continue  # a field or flag the program's own parsers define
+        if name.lstrip("-").replace("-", "_") in ctx.vendored:
+            continue  # a field of the argument dataclasses of the checkout the launch runs
         if not ctx.strict and not having and life is None:
             continue  # a custom script's own dataclass field
         verdict = ctx.in_use.judge_name(ctx.sets, name)
@@ -915,15 +922,28 @@ def eval_without_dataset(plan, context):
     ## What it checks
     `do_eval`, `do_predict` or `predict_with_generate` with neither `eval_dataset` nor
     `val_size` > 1e-6: LLaMA-Factory raises `Please make sure eval_dataset be provided or
-    val_size >1e-6` (llamafactory/hparams/parser.py). For a training run (`do_train`) with
+    val_size >1e-6` (llamafactory/hparams/parser.py; 0.8.3-0.9.3: `Please specify dataset for
+    evaluation.`, and `Cannot use predict_with_generate if eval_dataset is None.`; the 0.8.0-0.8.2
+    wheels have no such check, so with those among the candidates it is info). For a training run (`do_train`) with
     `eval_strategy` other than `no` and no evaluation data, the Trainer raises
     `You have set args.eval_strategy to steps but you didn't pass an eval_dataset to Trainer`.
+
+    The Trainer's constructor refuses since transformers 4.46.0 (trainer.py `__init__`; not in the
+    4.45.2 wheel); before it, the run stops when its first evaluation is due, in
+    `get_eval_dataloader` (`Trainer: evaluation requires an eval_dataset.`, transformers 4.45.2
+    trainer.py:964). Which transformers runs is the repository's pin (or that of the LLaMA-Factory
+    checkout the launch runs), else what each candidate LLaMA-Factory release requires, from
+    `Requires-Dist` in its wheel's METADATA: 0.8.0-0.8.3 `>=4.41.2`; 0.9.0 `>=4.41.2,<=4.45.0`;
+    0.9.1 `<=4.46.1`; 0.9.2 `<=4.49.0`; 0.9.3 `>=4.45.0,<=4.52.4`; 0.9.4 `>=4.51.0,<=4.57.1`;
+    0.9.5 `>=4.55.0,<=5.6.0`. An error when every candidate runs a transformers ≥ 4.46; a warning
+    when some may run an older one (the run still stops, at its first evaluation).
 
     ## Why it matters
     The first check runs while LLaMA-Factory parses its arguments (`get_train_args`), right
     after the queue wait. The second costs more: `run_sft` tokenizes the dataset and loads the
     model before it builds the Trainer (llamafactory/train/sft/workflow.py), and only then does
-    the Trainer's constructor refuse (transformers trainer.py `Trainer._validate_args`).
+    the Trainer's constructor refuse (transformers trainer.py `Trainer._validate_args`); with an
+    older transformers the run trains until its first evaluation and then stops.
 
     ## Example
     ```yaml
@@ -946,20 +966,103 @@ def eval_without_dataset(plan, context):
     for name in ("do_eval", "do_predict", "predict_with_generate"):
         arg = plan.arg(name)
         if arg is not None and _truthy(arg.value):
-            yield Finding(arg.name_span or arg.span or plan.span, f"{name} without eval_dataset or val_size",
-                          note="LLaMA-Factory raises 'Please make sure eval_dataset be provided or val_size >1e-6'")
+            # get_train_args checks it from 0.8.3 on; before, what happens depends on the workflow.
+            verdict = ctx.in_use.candidates.judge(lambda version: True if compare(version, "0.8.3") >= 0 else None)
+            if verdict.anywhere:
+                note = f"LLaMA-Factory raises {_no_eval_data_message(name, verdict.failing)}"
+                yield Finding(arg.name_span or arg.span or plan.span, f"{name} without eval_dataset or val_size",
+                              related=[ctx.version_related()], severity=verdict.severity(), note=verdict.qualify(note))
             return
     strategy = plan.arg("eval_strategy", "evaluation_strategy")
     train = plan.arg("do_train")
     if strategy is not None and isinstance(strategy.value, str) and strategy.value not in ("no",) and train is not None and _truthy(train.value):
-        # The Trainer's check came with transformers 4.46; LLaMA-Factory 0.9 requires transformers >= 4.55.
-        # Before 0.9 it depends on the transformers LLaMA-Factory runs with: dslint cannot tell.
-        verdict = ctx.in_use.candidates.judge(lambda version: True if compare(version, "0.9") >= 0 else None)
-        if not verdict.anywhere:
-            return
+        yield from _eval_strategy_without_dataset(plan, context, ctx, strategy)
+
+
+def _no_eval_data_message(name: str, versions) -> str:
+    """What get_train_args raises (llamafactory/hparams/parser.py): 0.9.4 merged the checks and reworded them."""
+    new = "'Please make sure eval_dataset be provided or val_size >1e-6'"
+    old = "'Cannot use `predict_with_generate` if `eval_dataset` is None.'" if name == "predict_with_generate" \
+        else "'Please specify dataset for evaluation.'"
+    since = [compare(v, "0.9.4") >= 0 for v in versions]
+    if all(since):
+        return new
+    return old if not any(since) else f"{new} (before 0.9.4: {old})"
+
+
+#: The transformers each LLaMA-Factory release admits: `Requires-Dist` in the METADATA of its wheel
+#: on PyPI (the same bounds as `check_dependencies` in llamafactory/extras/misc.py). 0.8.0-0.8.3
+#: have no upper bound.
+LLAMAFACTORY_TRANSFORMERS = (
+    ("0.8", ">=4.41.2"),
+    ("0.9.0", ">=4.41.2,<=4.45.0"),
+    ("0.9.1", ">=4.41.2,<=4.46.1"),
+    ("0.9.2", ">=4.41.2,<=4.49.0,!=4.46.*,!=4.47.*,!=4.48.0"),
+    ("0.9.3", ">=4.45.0,<=4.52.4,!=4.46.*,!=4.47.*,!=4.48.0,!=4.52.0"),
+    ("0.9.4", ">=4.51.0,<=4.57.1,!=4.52.0,!=4.57.0"),
+    ("0.9.5", ">=4.55.0,<=5.6.0,!=4.52.0,!=4.57.0"),
+)
+#: The first transformers whose Trainer refuses `eval_strategy` without an eval_dataset when it is
+#: built (trainer.py `__init__`: in the 4.46.0 wheel, not in 4.45.2's). Before it, `evaluate` raises
+#: 'Trainer: evaluation requires an eval_dataset.' (get_eval_dataloader) when the first evaluation is due.
+_TRAINER_REFUSES = "4.46"
+
+
+def _transformers_for(llamafactory: str, pinned) -> tuple[str, ...]:
+    """The transformers one LLaMA-Factory release may run with: the repository's pin, else what the release requires."""
+    from dslint.versions import allows, known_releases, parse_spec
+
+    if not pinned.unbounded:
+        return pinned.versions
+    known = known_releases("transformers")
+    series = [spec for release, spec in LLAMAFACTORY_TRANSFORMERS
+              if _release_matches(llamafactory, release)]
+    clauses = parse_spec(series[-1]) if series else None
+    return tuple(v for v in known if allows(clauses, v)) if clauses else known
+
+
+def _release_matches(version: str, release: str) -> bool:
+    wanted = parse_version(release)
+    return parse_version(version)[:len(wanted)] == wanted
+
+
+def _eval_strategy_without_dataset(plan, context, ctx, strategy):
+    """The Trainer's refusal of eval_strategy without an eval_dataset, judged over the transformers each candidate runs."""
+    from dslint.versions import candidates
+
+    start = plan.origin.path if plan.origin is not None else None
+    pinned = candidates("transformers", start, context.settings, plan.program)
+    runs = {version: _transformers_for(version, pinned) for version in ctx.in_use.candidates.versions}
+    older = sorted({v for found in runs.values() for v in found if compare(v, _TRAINER_REFUSES) < 0}, key=parse_version)
+    newer = any(compare(v, _TRAINER_REFUSES) >= 0 for found in runs.values() for v in found)
+
+    def refuses(version: str) -> bool | None:
+        found = runs[version]
+        early = [v for v in found if compare(v, _TRAINER_REFUSES) < 0]
+        return None if not found else (not early) if len(early) in (0, len(found)) else None
+
+    found = ctx.in_use.candidates
+    verdict = found.judge(refuses)
+    headline = f"{strategy.name} {strategy.value} without eval_dataset or val_size"
+    span = strategy.name_span or strategy.span or plan.span
+    if verdict.everywhere:
         note = "the Trainer stops with 'You have set args.eval_strategy to ... but you didn't pass an eval_dataset to Trainer'"
-        yield Finding(strategy.name_span or strategy.span or plan.span, f"{strategy.name} {strategy.value} without eval_dataset or val_size",
-                      related=[ctx.version_related()], severity=verdict.severity(), note=verdict.qualify(note))
+        yield Finding(span, headline, related=[ctx.version_related()], severity=verdict.severity(), note=verdict.qualify(note))
+        return
+    if not older:
+        return  # no known transformers is admitted: dslint cannot tell
+    # Some candidate runs a transformers before 4.46, whose Trainer refuses only when the first evaluation is due.
+    shown = f"{older[0]}–{older[-1]}" if len(older) > 1 else older[0]
+    if not pinned.unbounded:
+        why = pinned.why()
+    elif found.unbounded:
+        why = f"as {ctx.label()} releases require"
+    else:
+        why = f"as {ctx.label()} {found.versions[0] if len(found.versions) == 1 else found.spans(found.versions)} requires"
+    note = (f"with transformers {shown} ({why}) the run stops at its first evaluation with 'Trainer: evaluation "
+            f"requires an eval_dataset.'" + ("; newer ones refuse it at start-up" if newer else ""))
+    yield Finding(span, headline, related=[ctx.version_related()],
+                  severity=Severity.INFO if found.unread_source else Severity.WARNING, note=note)
 
 
 @rule("DS713", "incompatible-with-zero3", severity="error", target="launch", consumers=("llamafactory",))
