@@ -326,7 +326,9 @@ class Engine:
             reader, program = _reader_of(target)
             if reader is not None and reader not in found.consumers:
                 return []
-            if reader is not None and program is not None and not program.established:
+            if program is not None and not program.established and (reader is not None or _launched(target)):
+                # A launch whose reader is unknown is no evidence for the reader the rule speaks of:
+                # its findings stand on an assumption, like those of a reader guessed from flags.
                 assumed = program
         configured = self._configured_severity(found)
         producer = _producer(target)
@@ -339,7 +341,8 @@ class Engine:
                 notes = [finding.note] if finding.note else []
                 if assumed is not None:
                     finding = _on_assumption(finding, found.severity)
-                    notes.append(assumed.assumption)
+                    if assumed.assumption:
+                        notes.append(assumed.assumption)
                 # A `severity` setting wins; otherwise a finding may carry its own (e.g. an error
                 # when the consumer is known, a warning for a standalone file).
                 out.append(_diagnostic(found, configured or finding.severity or found.severity, finding, notes, producer))
@@ -421,6 +424,11 @@ def _reader_of(target) -> tuple[str | None, object]:
     plan = getattr(target, "launch", None) or (target if hasattr(target, "program") else None)
     reader = getattr(target, "consumer", None)
     return reader, getattr(plan, "program", None)
+
+
+def _launched(target) -> bool:
+    """The target is a launch plan, or a DeepSpeed config a launch reaches."""
+    return getattr(target, "launch", None) is not None or hasattr(target, "program")
 
 
 def _on_assumption(finding: Finding, default: Severity) -> Finding:

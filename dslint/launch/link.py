@@ -199,6 +199,10 @@ class Linker:
             # `config=x.yaml` is a key=value override (OmegaConf.from_cli, Hydra), not a path.
             if text and text.lower().endswith((".yaml", ".yml", ".json")) and "=" not in text:
                 self._training_config(plan, text, first.span, base, before_flags=True)
+            elif text is None:
+                # HfArgumentParser-style programs read a first positional YAML/JSON as their
+                # arguments (parse_yaml_file(sys.argv[1])); one dslint cannot expand may set anything.
+                plan.unseen_arguments = f"its first argument {first.value.raw} is not known statically ({first.span.where()})"
 
         launcher = launch.launcher
         if launcher == "deepspeed":
@@ -242,6 +246,7 @@ class Linker:
         plan.references.append(reference)
         doc = reference.document
         if doc is None or doc.mapping is None:
+            plan.unseen_arguments = f"its training config {raw or span.text} could not be read ({span.where()})"
             return
         from_file = {}
         for entry in doc.mapping.entries:

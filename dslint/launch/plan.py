@@ -93,6 +93,9 @@ class LaunchPlan:
     launcher_args: dict[str, Arg] = field(default_factory=dict)
     references: list[Reference] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # assumptions a rule may repeat
+    # Why some of the program's arguments are not known (a training config dslint cannot read, a
+    # positional config it cannot expand): the consumer's defaults do not stand in for them.
+    unseen_arguments: str | None = None
     # Who reads the launch's files and the evidence (dslint.launch.consumer.Consumer); ``consumer``
     # above is its DeepSpeed-reader role, or a guess from the flags when this is not established.
     program: Any = None

@@ -105,7 +105,7 @@ class TrainingArgs:
             return value, Related(f"{name} = {arg.value} ({arg.origin})", arg.span)
         if isinstance(said, ProgramValue):
             return self._program(name, said)
-        if name in self.defaults:
+        if name in self.defaults and self.plan.unseen_arguments is None:
             how = "ms-swift's default" if self.plan.consumer == "swift" else "the transformers default"
             return self.defaults[name], Related(f"{name} = {self.defaults[name]} ({how}; not set in the launch)")
         return None, None
