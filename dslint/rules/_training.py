@@ -217,18 +217,25 @@ def arg_space(schema_name: str, sets: tuple[str, ...]) -> ArgSpace:
 
 
 def describing(package: str, version: str) -> tuple[Generation, ...]:
-    """The generations that describe ``version``: its own ``major.minor``, else the two around it."""
-    return _describing(package, parse_version(version)[:2])
+    """The generations that describe ``version``: its own series, else the two around it.
+
+    A series is ``major.minor``, and ``major.minor.patch`` for a 0.x package: those change
+    arguments and choices in patch releases (LLaMA-Factory 0.9.2 had choices 0.9.5 dropped), so
+    one 0.x release's schema says nothing certain about another's.
+    """
+    key = parse_version(version)
+    return _describing(package, key[:3] if key[:1] == (0,) else key[:2])
 
 
 @lru_cache(maxsize=None)
 def _describing(package: str, series: tuple[int, ...]) -> tuple[Generation, ...]:
     gens = generations(package)
-    same = [g for g in gens if g.key[:2] == series]
+    depth = len(series)
+    same = [g for g in gens if g.key[:depth] == series]
     if same:
         return (same[-1],)
-    below = [g for g in gens if g.key[:2] < series]
-    above = [g for g in gens if g.key[:2] > series]
+    below = [g for g in gens if g.key[:depth] < series]
+    above = [g for g in gens if g.key[:depth] > series]
     return tuple(([below[-1]] if below else []) + ([above[0]] if above else []))
 
 

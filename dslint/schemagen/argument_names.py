@@ -192,18 +192,34 @@ def _import_root(package: Package) -> str:
 
 
 def _fields(node: ast.ClassDef) -> set[str]:
-    """The annotated names of a class body (also inside ``if``/``try`` blocks of the body)."""
+    """The annotated names of a class body (also inside ``if``/``try`` blocks of the body).
+
+    A ``field(init=False)`` and a ``ClassVar`` are no arguments: HfArgumentParser makes an
+    argument only of a dataclass field with ``init`` (hf_argparser.py, ``if not field.init``).
+    """
     out: set[str] = set()
     stack = list(node.body)
     while stack:
         statement = stack.pop()
         if isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name):
-            out.add(statement.target.id)
+            if not _not_an_argument(statement):
+                out.add(statement.target.id)
         elif isinstance(statement, (ast.If, ast.Try)):
             stack.extend(statement.body + statement.orelse + getattr(statement, "finalbody", []))
             for handler in getattr(statement, "handlers", []):
                 stack.extend(handler.body)
     return out
+
+
+def _not_an_argument(statement: ast.AnnAssign) -> bool:
+    annotation = statement.annotation
+    target = annotation.value if isinstance(annotation, ast.Subscript) else annotation
+    if isinstance(target, (ast.Name, ast.Attribute)) and (getattr(target, "id", None) or getattr(target, "attr", None)) == "ClassVar":
+        return True
+    value = statement.value
+    if isinstance(value, ast.Call) and getattr(value.func, "id", getattr(value.func, "attr", None)) == "field":
+        return any(k.arg == "init" and isinstance(k.value, ast.Constant) and k.value.value is False for k in value.keywords)
+    return False
 
 
 def _imports(tree: ast.Module | None) -> dict[str, tuple[str, str]]:
