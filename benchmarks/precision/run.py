@@ -479,9 +479,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=16)
     parser.add_argument("--warnings", type=int, default=60, help="warnings to sample for judging")
     parser.add_argument("--infos", type=int, default=30, help="infos to sample for judging")
+    parser.add_argument("--from-results", action="store_true",
+                        help="do not run dslint: summarise the results already written, with the sheet's verdicts")
     args = parser.parse_args(argv)
 
     name = set_name(args.repos)
+    if args.from_results:
+        return resummarise(args, name)
     dslint = dslint_command(args.dslint)
     identity = dslint_identity(dslint)
     args.trees.mkdir(parents=True, exist_ok=True)
@@ -520,6 +524,24 @@ def main(argv: list[str] | None = None) -> int:
         for m in missing:
             print(f"  {m['repo']}: {m['why']}", file=sys.stderr)
     print(f"wrote {sheet.relative_to(Path.cwd()) if sheet.is_relative_to(Path.cwd()) else sheet}", file=sys.stderr)
+    return 0
+
+
+def resummarise(args, name: str) -> int:
+    """The summary again from the results a run wrote and the verdicts judged since (the dslint
+    that made them is the one the earlier summary records, not the one installed now)."""
+    results_dir = args.out / "results" / name
+    results = [json.loads((results_dir / f"{repo.slug}.json").read_text()) for repo in read_repos(args.repos)
+               if (results_dir / f"{repo.slug}.json").exists()]
+    earlier = json.loads((args.out / f"{name}-summary.json").read_text())
+    sheet = args.out / f"{name}-judged.tsv"
+    quota = {"error": None, "warning": args.warnings, "info": args.infos}
+    gone_path = args.out / f"{name}-judged-gone.tsv"
+    rows, gone = build_sheet(results, read_sheet(sheet) + read_sheet(gone_path), args.seed, quota)
+    write_sheet(sheet, rows)
+    summary = summarise(name, results, earlier.get("missing", []), rows, gone, earlier["dslint"], args.seed, quota)
+    (args.out / f"{name}-summary.json").write_text(json.dumps(summary, indent=1) + "\n")
+    (args.out / f"{name}-summary.md").write_text(markdown(summary))
     return 0
 
 
