@@ -144,3 +144,21 @@ QUOTED_CONTINUATIONS = [
 @pytest.mark.parametrize("text", QUOTED_CONTINUATIONS)
 def test_continuations_in_an_unexpected_word_agree_with_bash(text):
     assert dslint_verdict(text) == bash_verdicts(_bash(), [text.encode("utf-8")])[0]
+
+
+# Files whose last line has no newline: bash adds one and counts it, so an unclosed compound
+# command ends a line further down. Found on a held-out repository (a `for` without `done`).
+UNTERMINATED_LAST_LINES = [
+    "for x in a; do\necho",
+    "for x in a; do\n\necho \"x\"",
+    "case a in\n b)",
+    "if true; then\n  echo hi # no fi",
+    "while read -r l; do\n  echo \"$l\" \\\n    --flag",
+    "echo \"abc\nx",
+    "x=(a\nb",
+]
+
+
+@pytest.mark.parametrize("text", UNTERMINATED_LAST_LINES)
+def test_a_last_line_without_newline_agrees_with_bash(text):
+    assert dslint_verdict(text) == bash_verdicts(_bash(), [text.encode("utf-8")])[0]
