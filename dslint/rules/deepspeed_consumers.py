@@ -28,7 +28,10 @@ def zero_section_required(use, context):
     `ValueError: Please specify the ZeRO optimization config in the DeepSpeed config.`
     (accelerate/utils/dataclasses.py:1276-1277); HF Trainer builds that plugin in
     `TrainingArguments.__post_init__` (transformers training_args.py:1704-1721), so the run fails
-    before the model loads (zjunlp/KnowLM#87).
+    before the model loads (zjunlp/KnowLM#87). The Trainer does so from transformers 4.30.0
+    (4.30.0 training_args.py:1567-1570); before, it handed the config to `deepspeed.initialize`,
+    which runs it with ZeRO off. Judged against the transformers releases the repository allows:
+    an error where every one builds the plugin, info naming them where only some do.
 
     ## Example
     ```json
@@ -45,13 +48,31 @@ def zero_section_required(use, context):
     """
     if not ds.hf_like(use) or "zero_optimization" in use.config:
         return
+    note = f"{ds.consumer_label(use)} goes through accelerate's DeepSpeedPlugin, which raises " \
+        "'Please specify the ZeRO optimization config in the DeepSpeed config.'"
+    severity = None
+    if use.consumer == "hf":
+        from dslint.versions import candidates, compare
+
+        plan = use.launch
+        start = plan.origin.path if plan is not None and plan.origin is not None else use.document.path
+        found = candidates("transformers", start, context.settings, getattr(plan, "program", None))
+        verdict = found.judge(lambda v: compare(v, TRAINER_BUILDS_PLUGIN) >= 0)
+        if not verdict.anywhere:
+            return  # every allowed transformers hands the config to deepspeed.initialize itself
+        severity, note = verdict.severity(), verdict.qualify(note)
     yield Finding(
         ds.opening(use.config),
         "no zero_optimization section",
-        note=f"{ds.consumer_label(use)} goes through accelerate's DeepSpeedPlugin, which raises "
-        "'Please specify the ZeRO optimization config in the DeepSpeed config.'",
+        note=note, severity=severity,
         fix=Fix.safe('Add "zero_optimization": {"stage": 0} (DeepSpeed\'s default: ZeRO off)', ds.insert_json_entry(use.config, "zero_optimization", '{"stage": 0}')),
     )
+
+
+# TrainingArguments builds accelerate's DeepSpeedPlugin from transformers 4.30.0
+# (training_args.py:1567-1570); 4.29.2 only makes an HfTrainerDeepSpeedConfig, and DeepSpeed runs
+# a config without zero_optimization with ZeRO off.
+TRAINER_BUILDS_PLUGIN = "4.30.0"
 
 
 @rule("DS251", "hjson-syntax-for-json-reader", severity="error", target="deepspeed", consumers=("hf", "accelerate", "swift", "llamafactory"))
