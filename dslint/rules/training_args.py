@@ -503,6 +503,10 @@ def training_value_type(plan, context):
         if arg.value is True or arg.value is None or arg.span is None or arg.assumed:
             continue
         tokens = arg.value if isinstance(arg.value, list) else [arg.value]
+        if "array" not in _json_types(prop):
+            # argparse gives a field that is no list one word (a bool at most one: nargs="?");
+            # the words after it are positionals, left over or returned as remaining strings
+            tokens = tokens[:1]
         for token in tokens:
             if not isinstance(token, str) or "$" in token:
                 continue
