@@ -326,6 +326,8 @@ class Engine:
             reader, program = _reader_of(target)
             if reader is not None and reader not in found.consumers:
                 return []
+            if reader is None and program is not None and program.established:
+                return []  # the program was read and is none of the readers the rule speaks of (a Hydra app, its own loop)
             if program is not None and not program.established and (reader is not None or _launched(target)):
                 # A launch whose reader is unknown is no evidence for the reader the rule speaks of:
                 # its findings stand on an assumption, like those of a reader guessed from flags.
