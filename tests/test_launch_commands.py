@@ -365,3 +365,19 @@ def test_program_arg_spans():
     assert pos(lr.span) == (1, 16) and lr.span.text == "--lr 1e-4"
     assert pos(zero.name_span) == (1, 26) and zero.name_span.text == "--zero_stage"
     assert zero.value.span.text == "3"
+
+
+# bash takes one word after a redirection operator as its target; the words after it are
+# arguments of the command (tree-sitter-bash reads them all as targets).
+@pytest.mark.parametrize("text", [
+    "torchrun --nproc_per_node 4 train.py --a 1 2>err.log --b 2 --c 3\n",
+    "torchrun --nproc_per_node 4 train.py --a 1 2>&1 --b 2 --c 3 | tee run.log\n",
+    "torchrun --nproc_per_node 4 train.py --a 1 <in.txt \\\n    --b 2 \\\n    --c 3\n",
+    "torchrun --nproc_per_node 4 train.py --a 1 > out.log --b 2 2>&1 --c 3\n",
+])
+def test_words_after_a_redirection_target_are_arguments(text):
+    assert args(one(text)) == [("a", ["1"]), ("b", ["2"]), ("c", ["3"])]
+
+
+def test_redirections_at_the_end_add_no_arguments():
+    assert args(one("torchrun --nproc_per_node 4 train.py --a 1 > log.txt 2>&1 &\n")) == [("a", ["1"])]

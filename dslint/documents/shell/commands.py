@@ -68,6 +68,9 @@ class Commands:
     def command(self, node, ctx: Ctx):
         segments = self.segments(node)
         skip = self.hoisted.pop(node.start_byte, 0)
+        spilled = self.spilled.get(node.start_byte)
+        if spilled and segments:
+            segments[-1] = segments[-1] + spilled
         result = None
         for seg in segments[skip:]:
             result = self.simple_command(seg, ctx)

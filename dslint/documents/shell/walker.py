@@ -37,6 +37,8 @@ class Walker(Expansion, Assignments, Commands):
         self.func_assigns: dict[str, tuple[frozenset, frozenset]] = {}
         self.events: list[tuple] = []  # ("assign", Assignment, ctx) / ("command", Command, ctx)
         self.hoisted: dict[int, int] = {}  # command start byte -> leading segments already run
+        # command start byte -> words tree-sitter put after a redirection's target (bash: arguments)
+        self.spilled: dict[int, list] = {}
         self.owned = True  # whether self.vars may be written in place
         self.logs: list[set[str]] = []  # names written, one set per open branch
         self._nesting = 0
@@ -382,9 +384,14 @@ class Walker(Expansion, Assignments, Commands):
     def redirected(self, node, ctx: Ctx) -> None:
         body = node.child_by_field_name("body")
         cmd = None
-        if body is not None:
-            cmd = self.stmt(body, ctx._replace(depth=ctx.depth + 1))
         redirects = [c for c in node.children if c.type in _REDIRECTS]
+        if body is not None:
+            if body.type == "command":
+                spilled = [w for r in redirects for w in _after_target(r)]
+                if spilled:
+                    self.spilled[body.start_byte] = spilled
+            cmd = self.stmt(body, ctx._replace(depth=ctx.depth + 1))
+            self.spilled.pop(body.start_byte, None)
         self.heredocs(redirects, cmd)
 
 
@@ -451,3 +458,13 @@ class Walker(Expansion, Assignments, Commands):
                 result[name] = var
         self.vars = result
         self.owned = True
+
+
+def _after_target(redirect) -> list:
+    """The words after a file redirection's target: bash takes one word as the target and the rest
+    as arguments of the command (`cmd a 2>err.log b` runs `cmd a b`); tree-sitter-bash reads them
+    all as destinations of the redirection."""
+    if redirect.type != "file_redirect":
+        return []
+    named = [c for c in redirect.children if c.is_named and c.type != "file_descriptor"]
+    return named[1:]
