@@ -377,6 +377,8 @@ class ProgramArguments:
     complete: bool = True
     evidence: list[Evidence] = field(default_factory=list)
     unresolved: list[str] = field(default_factory=list)  # dataclasses dslint could not see
+    # a parser returns what it does not know (parse_known_args, return_remaining_strings=True)
+    tolerant: bool = False
 
     def accepts(self, name: str) -> bool:
         return name in self.own
@@ -401,6 +403,7 @@ def program_arguments(consumer: Consumer) -> ProgramArguments | None:
         out.evidence.append(parser.evidence)
         if parser.tolerant:
             out.complete = False
+            out.tolerant = True
         for name in parser.classes:
             schema = _EXTERNAL_DATACLASSES.get(name)
             if schema is None and name.startswith("trl.") and name.endswith("Config"):

@@ -351,6 +351,8 @@ def unknown_training_argument(plan, context):
             effect = f"ms-swift stops with ValueError: remaining_argv: ['{flag}', ...]"
         elif ctx.package == "llamafactory":
             effect = f"LLaMA-Factory raises 'Some keys are not used by the HfArgumentParser: [\\'{name}\\']'"
+        elif ctx.parsers is not None and ctx.parsers.tolerant:
+            effect = f"the program's parser returns it unused and the run goes on without it ({ctx.parsers_text()})"
         elif ctx.parsers is not None:
             effect = f"the program's parsers do not accept it ({ctx.parsers_text()})"
         else:
@@ -369,8 +371,11 @@ def unknown_training_argument(plan, context):
         elif target:
             help = f"did you mean {'--' if flag.startswith('--') else ''}{target}?" + (f" ({why})" if why else "")
         # The related version line says what the version was judged on (``nothing pins transformers``).
+        severity = verdict.severity(unpinned=Severity.WARNING)
+        if ctx.parsers is not None and ctx.parsers.tolerant and ctx.package not in ("ms-swift", "llamafactory"):
+            severity = min(severity or Severity.ERROR, Severity.WARNING)  # ignored, not fatal
         yield Finding(arg.name_span or arg.span or plan.span, message, related=[ctx.version_related()], fix=fix,
-                      severity=verdict.severity(unpinned=Severity.WARNING), note=note, help=help)
+                      severity=severity, note=note, help=help)
 
 
 # ---------------------------------------------------------------------------------------------
