@@ -71,15 +71,16 @@ def _inherited(package: str) -> frozenset[str] | None:
     return frozenset(out)
 
 
-def has_name(package: str, version: str, name: str) -> bool | None:
+def has_name(package: str, version: str, name: str, inherited_too: bool = True) -> bool | None:
     """True: release ``version`` has an argument ``name`` (a field, or the ``no_`` complement of
     one); False: the names file covers that release and nothing it records has it; None: the
-    file does not cover that release."""
+    file does not cover that release. ``inherited_too``: also every name any release of the
+    packages it inherits from had (a superset: TRL's ``vllm_device`` counts for every ms-swift)."""
     found = history(package)
     names = found.names(version) if found is not None else None
     if names is None:
         return None
-    inherited = _inherited(package)
+    inherited = _inherited(package) if inherited_too else frozenset()
     if inherited is None:
         return None
     key = name.lstrip("-").replace("-", "_")

@@ -328,23 +328,29 @@ def _history_fails(package: str, version: str, sets: tuple[str, ...], name: str)
     if mine is None:
         return None
     theirs = [_has_name(package, g.version, sets, name) for g in around]
-    if all(other == mine for other in theirs if other is not None):
+    # The package's own names are compared too: the inherited ones are every release's of the
+    # base package, so they agree everywhere and hide a field the package itself added and dropped
+    # (ms-swift 3.1-3.5's vllm_device, which TRL also once had).
+    own = _has_name(package, version, sets, name, inherited_too=False)
+    theirs_own = [_has_name(package, g.version, sets, name, inherited_too=False) for g in around]
+    if all(other == mine for other in theirs if other is not None) and \
+            all(other == own for other in theirs_own if other is not None):
         return None
     return not mine
 
 
-def _has_name(package: str, version: str, sets: tuple[str, ...], name: str) -> bool | None:
+def _has_name(package: str, version: str, sets: tuple[str, ...], name: str, inherited_too: bool = True) -> bool | None:
     """The names history's answer for ``name`` in ``version`` (None: it does not cover that
     release). A spelling the schemas map to another field (an alias) is asked about that field."""
     from dslint.argnames import has_name
 
-    found = has_name(package, version, name)
+    found = has_name(package, version, name, inherited_too)
     if found is not False:
         return found
     key = name.lstrip("-").replace("-", "_")
     for gen in describing(package, version):
         hit = arg_space(gen.schema_name, sets).lookup(name)
-        if hit is not None and hit[0] != key and has_name(package, version, hit[0]):
+        if hit is not None and hit[0] != key and has_name(package, version, hit[0], inherited_too):
             return True
     return False
 
