@@ -253,6 +253,7 @@ def fsdp_layer_class(plan, context):
 
 FSDP2_SINCE = "1.6.0"  # accelerate commands/launch.py --fsdp_version: absent from 1.5.2, in 1.6.0
 PREFETCH_POLICY_GONE = "1.0.0"  # 0.34.2 utils/launch.py:238-244 copied it with a warning; 1.0.0 has no such option
+PREFETCH_POLICY_DEPRECATED = "0.26.0"  # commands/launch.py: 0.25.0 has only --fsdp_backward_prefetch_policy; 0.26.0 adds --fsdp_backward_prefetch
 
 
 def _truthy(value) -> bool:
@@ -267,8 +268,10 @@ def fsdp_config_key(document, context):
     The `fsdp_config` section of an accelerate config file, for the accelerate versions the
     repository allows (the `accelerate-version` setting, the installed package, or a pin):
 
-    - `fsdp_backward_prefetch_policy`: accelerate up to 0.34 copied it to
-      `fsdp_backward_prefetch` with a deprecation warning (0.34.2 utils/launch.py:238-244);
+    - `fsdp_backward_prefetch_policy`: the only name of the option before accelerate 0.26.0
+      (0.25.0 commands/launch.py has no `--fsdp_backward_prefetch`); from 0.26.0 up to 0.34
+      accelerate copied it to `fsdp_backward_prefetch` with a deprecation warning (0.34.2
+      utils/launch.py:238-244);
       1.0.0 removed the option, and `accelerate launch` only sets the config's keys as attributes
       of its arguments (commands/launch.py:1263-1276), so the key is silently ignored and no
       backward prefetch is used. Fix: rename it `fsdp_backward_prefetch`.
@@ -332,7 +335,8 @@ def fsdp_config_key(document, context):
             verdict, severity = gone
             yield Finding(old.key_span, f"accelerate ≥ {PREFETCH_POLICY_GONE} ignores fsdp_backward_prefetch_policy silently",
                           fix=fix, severity=severity, note=verdict.qualify("no backward prefetch is used"), help=help)
-        elif (copied := judged(before=PREFETCH_POLICY_GONE)) is not None:  # only releases that still copy it: deprecated
+        elif (copied := judged(failing_from=PREFETCH_POLICY_DEPRECATED, before=PREFETCH_POLICY_GONE)) is not None:
+            # releases that copy it to the new key with a warning; before 0.26.0 it is the only key
             verdict, severity = copied
             yield Finding(old.key_span, "fsdp_backward_prefetch_policy is deprecated", fix=fix, severity=severity, help=help,
                           note=verdict.qualify("accelerate copies it to fsdp_backward_prefetch with a warning and ignores it from 1.0.0"))
