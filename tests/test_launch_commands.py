@@ -381,3 +381,11 @@ def test_words_after_a_redirection_target_are_arguments(text):
 
 def test_redirections_at_the_end_add_no_arguments():
     assert args(one("torchrun --nproc_per_node 4 train.py --a 1 > log.txt 2>&1 &\n")) == [("a", ["1"])]
+
+
+def test_a_redirection_without_its_target_on_the_line_takes_no_later_words():
+    # `--port <node1_port>` then a blank line: bash rejects `>` before the newline; the next
+    # command's assignments must not become this command's arguments.
+    found = launches("CUDA_VISIBLE_DEVICES=0,1 swift rollout --model m --port <node1_port>\n\n"
+                     "NNODES=2 \\\nNPROC_PER_NODE=4 \\\nswift rlhf --rlhf_type grpo --model m\n")
+    assert [o.key for o in found[0].program_args] == ["model", "port"]

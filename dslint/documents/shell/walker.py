@@ -381,13 +381,30 @@ class Walker(Expansion, Assignments, Commands):
             return
         self.arith_text(kids[0].end_byte, kids[-1].start_byte if kids[-1].type == "))" else node.end_byte, node)
 
+    def _after_target(self, redirect) -> list:
+        """The words after a file redirection's target: bash takes one word as the target and the
+        rest as arguments of the command (`cmd a 2>err.log b` runs `cmd a b`); tree-sitter-bash
+        reads them all as destinations. Only words on the command's line count: a newline between
+        them (tree-sitter's recovery from `> <newline>`, which bash rejects) ends the words."""
+        if redirect.type != "file_redirect":
+            return []
+        out = []
+        prev_end = None
+        for child in redirect.children:
+            if prev_end is not None and self.newline_between(prev_end, child.start_byte):
+                return []  # bash stops at the newline (a syntax error when the target is missing)
+            prev_end = child.end_byte
+            if child.is_named and child.type != "file_descriptor":
+                out.append(child)
+        return out[1:]
+
     def redirected(self, node, ctx: Ctx) -> None:
         body = node.child_by_field_name("body")
         cmd = None
         redirects = [c for c in node.children if c.type in _REDIRECTS]
         if body is not None:
-            if body.type == "command":
-                spilled = [w for r in redirects for w in _after_target(r)]
+            if body.type == "command" and not node.has_error:  # not tree-sitter's recovery from a syntax error
+                spilled = [w for r in redirects for w in self._after_target(r)]
                 if spilled:
                     self.spilled[body.start_byte] = spilled
             cmd = self.stmt(body, ctx._replace(depth=ctx.depth + 1))
@@ -459,12 +476,3 @@ class Walker(Expansion, Assignments, Commands):
         self.vars = result
         self.owned = True
 
-
-def _after_target(redirect) -> list:
-    """The words after a file redirection's target: bash takes one word as the target and the rest
-    as arguments of the command (`cmd a 2>err.log b` runs `cmd a b`); tree-sitter-bash reads them
-    all as destinations of the redirection."""
-    if redirect.type != "file_redirect":
-        return []
-    named = [c for c in redirect.children if c.is_named and c.type != "file_descriptor"]
-    return named[1:]
