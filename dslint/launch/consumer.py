@@ -220,6 +220,14 @@ def classify(program: Program) -> Consumer:
                     assumption=f"{program.entry} {reason}", config_system=hydra)
 
 
+def saves_a_model(facts: Program) -> bool:
+    """Some file read calls a save method (``save_model``, ``save_pretrained``, ``save``, ...), or
+    dslint could not read them all (a walk cut short or a file it could not parse)."""
+    if facts.truncated or facts.unreadable:
+        return True
+    return any(m in facts.method_calls for m in _SAVING_METHODS)
+
+
 def evaluation_only(facts: Program) -> Evidence | None:
     """Evidence that a program evaluates and never trains or saves a model, or None.
 

@@ -291,6 +291,9 @@ def zero3_16bit_save_disabled(use, context):
     `"auto"` itself is not judged: accelerate fills it from its own config. A launch whose program
     is established as evaluation only (gradients off, no backward pass or optimizer in the
     files read, no save in the entry; `dslint explain` shows it) saves nothing: it is not judged.
+    Nor is an HF Trainer launch with `--save_strategy no` whose program, read whole, calls no
+    save method: the Trainer writes no checkpoint then (trainer.py `_maybe_log_save_evaluate`
+    saves only on the strategy's steps), so no weights are lost.
 
     ## Why it matters
     With ZeRO-3 the weights are partitioned; HF `save_model` only writes a model file when
@@ -312,7 +315,7 @@ def zero3_16bit_save_disabled(use, context):
     Setting `false` to `true` is unsafe: saving then gathers the full 16-bit model on one
     process, which needs that much CPU memory.
     """
-    if ds.zero_stage(use.config) != 3 or not ds.trains(use):
+    if ds.zero_stage(use.config) != 3 or not ds.trains(use) or _never_saves(use):
         return
     if use.consumer is not None and not ds.hf_like(use):
         return
@@ -350,6 +353,21 @@ def zero3_16bit_save_disabled(use, context):
         note=f"under {who}, saving writes only DeepSpeed shards (recover them with zero_to_fp32.py)",
         fix=Fix.unsafe("Set it to true (gathers the full 16-bit model when saving)", replace_value(item.value, True)),
     )
+
+
+def _never_saves(use) -> bool:
+    """An HF Trainer launch with `--save_strategy no` whose program, read whole, calls no save
+    (`save_model`, `save_pretrained`, `save_checkpoint`, ...): the run writes no model to lose."""
+    from dslint.launch.consumer import saves_a_model
+
+    plan = use.launch
+    program = getattr(plan, "program", None)
+    if use.consumer != "hf" or program is None or not program.established or program.facts is None:
+        return False
+    strategy = plan.arg("save_strategy")
+    if strategy is None or not isinstance(strategy.value, str) or strategy.value.strip("'\"").lower() != "no":
+        return False
+    return not saves_a_model(program.facts)
 
 
 def item_span(zero: Mapping):
