@@ -14,7 +14,7 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 from dslint.schemas import available, load_schema
 from dslint.versions import Candidates, Verdict, candidates, compare, parse_version
@@ -174,13 +174,17 @@ class ArgSpace:
             return target, self.fields[target], True
         return None
 
-    def prefix_match(self, name: str) -> str | None:
-        """argparse's abbreviation: the single option ``name`` is a prefix of."""
+    def prefix_match(self, name: str, also: Iterable[str] = ()) -> str | None:
+        """argparse's abbreviation (``allow_abbrev``, HfArgumentParser's too): the single option
+        ``name`` is a prefix of, among this parser's and ``also`` (a program's own fields). None
+        for an option's own name: whether a release has it is the versions' question."""
         key = name.lstrip("-").replace("-", "_")
-        if len(key) < 3:
+        also = set(also)
+        if len(key) < 3 or key in self.flags or key in self.negations or key in also:
             return None
         hits = {target for option, target in self.flags.items() if option.startswith(key)}
         hits |= {target for option, target in self.negations.items() if option.startswith(key)}
+        hits |= {own for own in also if own.startswith(key)}
         return hits.pop() if len(hits) == 1 else None
 
     def closest(self, name: str) -> str | None:

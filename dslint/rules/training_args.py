@@ -316,8 +316,8 @@ def unknown_training_argument(plan, context):
             continue  # a TRL field of a transformers launch
         if megatron is not None and megatron.lookup(name) is not None:
             continue  # with USE_MCA=1 LLaMA-Factory parses mcore_adapter's TrainingArguments, Megatron-Core's names
-        if not ctx.from_yaml(arg) and _abbreviates(ctx, name):
-            continue  # argparse (allow_abbrev, HfArgumentParser's too) accepts a unique prefix of an option
+        if not ctx.from_yaml(arg) and ctx.space.prefix_match(name, ctx.own):
+            continue  # argparse accepts a unique prefix of an option on the command line
         if name.lstrip("-").replace("-", "_") in ctx.own:
             continue  # a field or flag the program's own parsers define
         if name.lstrip("-").replace("-", "_") in ctx.vendored:
@@ -376,20 +376,6 @@ def unknown_training_argument(plan, context):
             severity = min(severity or Severity.ERROR, Severity.WARNING)  # ignored, not fatal
         yield Finding(arg.name_span or arg.span or plan.span, message, related=[ctx.version_related()], fix=fix,
                       severity=severity, note=note, help=help)
-
-
-def _abbreviates(ctx: _Context, name: str) -> bool:
-    """``name`` on the command line is the unique prefix of one option of the parsers: argparse
-    expands it (``--dataset_config`` → ``--dataset_config_name``), HfArgumentParser included."""
-    key = name.lstrip("-").replace("-", "_")
-    if len(key) < 3:
-        return False
-    if key in ctx.space.flags or key in ctx.space.negations or key in ctx.own:
-        return False  # the name itself: whether this release has it is the versions' question
-    hits = {target for option, target in ctx.space.flags.items() if option.startswith(key)}
-    hits |= {target for option, target in ctx.space.negations.items() if option.startswith(key)}
-    hits |= {own for own in ctx.own if own.startswith(key)}
-    return len(hits) == 1
 
 
 # ---------------------------------------------------------------------------------------------
