@@ -619,6 +619,23 @@ def has_auto(node: Node) -> bool:
     return any(isinstance(n, Scalar) and isinstance(n.value, str) and n.value.strip().lower() == "auto" for _, n in walk(node))
 
 
+# The HF Trainer goes through accelerate from transformers 4.30.0: TrainingArguments builds its
+# DeepSpeedPlugin (4.30.0 training_args.py:1567-1570) and the Trainer prepares model and optimizer
+# with it (trainer.py:1752); 4.29.2's deepspeed_init calls deepspeed.initialize itself
+# (deepspeed.py:296, 378).
+TRAINER_VIA_ACCELERATE = "4.30.0"
+
+
+def reader_versions(use, context, package: str):
+    """The releases of ``package`` (versions.Candidates) the launch that reads this config may run,
+    or, for a config no launch reaches, those its own folder allows."""
+    from dslint.versions import candidates
+
+    plan = use.launch
+    start = plan.origin.path if plan is not None and plan.origin is not None else use.document.path
+    return candidates(package, start, context.settings, getattr(plan, "program", None))
+
+
 def hf_like(use) -> bool:
     return use.consumer in HF_LIKE
 

@@ -52,12 +52,10 @@ def zero_section_required(use, context):
         "'Please specify the ZeRO optimization config in the DeepSpeed config.'"
     severity = None
     if use.consumer == "hf":
-        from dslint.versions import candidates, compare
+        from dslint.versions import compare
 
-        plan = use.launch
-        start = plan.origin.path if plan is not None and plan.origin is not None else use.document.path
-        found = candidates("transformers", start, context.settings, getattr(plan, "program", None))
-        verdict = found.judge(lambda v: compare(v, TRAINER_BUILDS_PLUGIN) >= 0)
+        found = ds.reader_versions(use, context, "transformers")
+        verdict = found.judge(lambda v: compare(v, ds.TRAINER_VIA_ACCELERATE) >= 0)
         if not verdict.anywhere:
             return  # every allowed transformers hands the config to deepspeed.initialize itself
         severity, note = verdict.severity(), verdict.qualify(note)
@@ -67,12 +65,6 @@ def zero_section_required(use, context):
         note=note, severity=severity,
         fix=Fix.safe('Add "zero_optimization": {"stage": 0} (DeepSpeed\'s default: ZeRO off)', ds.insert_json_entry(use.config, "zero_optimization", '{"stage": 0}')),
     )
-
-
-# TrainingArguments builds accelerate's DeepSpeedPlugin from transformers 4.30.0
-# (training_args.py:1567-1570); 4.29.2 only makes an HfTrainerDeepSpeedConfig, and DeepSpeed runs
-# a config without zero_optimization with ZeRO off.
-TRAINER_BUILDS_PLUGIN = "4.30.0"
 
 
 @rule("DS251", "hjson-syntax-for-json-reader", severity="error", target="deepspeed", consumers=("hf", "accelerate", "swift", "llamafactory"))

@@ -249,11 +249,10 @@ def offload_with_client_optimizer(use, context):
 
 # Where the client optimizer is first swapped for DeepSpeedCPUAdam under optimizer offload:
 # accelerate 0.18.0 Accelerator._prepare_deepspeed (accelerator.py:1402-1409; 0.17.1 passes it on
-# unchanged), and the HF Trainer from transformers 4.30.0, which prepares the model and optimizer
-# through accelerate (trainer.py:1752); 4.29.2's deepspeed_init hands Trainer.create_optimizer()
-# to deepspeed.initialize itself (deepspeed.py:296, 378).
+# unchanged), and the HF Trainer once it goes through accelerate (ds.TRAINER_VIA_ACCELERATE).
 _CONVERTS = {"accelerate": ("accelerate", "0.18.0", "Accelerator.prepare passes the client optimizer to DeepSpeed unchanged"),
-             "hf": ("transformers", "4.30.0", "the Trainer hands its own optimizer to deepspeed.initialize, not through accelerate")}
+             "hf": ("transformers", ds.TRAINER_VIA_ACCELERATE,
+                    "the Trainer hands its own optimizer to deepspeed.initialize, not through accelerate")}
 
 
 def _unconverted(use, context, anchor_item, device):
@@ -262,13 +261,12 @@ def _unconverted(use, context, anchor_item, device):
     raises there. Nothing where every allowed release converts it."""
     if use.consumer not in _CONVERTS:
         return
-    from dslint.versions import candidates, compare
+    from dslint.versions import compare
 
     package, since, what = _CONVERTS[use.consumer]
     plan = use.launch
     program = getattr(plan, "program", None)
-    start = plan.origin.path if plan is not None and plan.origin is not None else use.document.path
-    found = candidates(package, start, context.settings, program)
+    found = ds.reader_versions(use, context, package)
     verdict = found.judge(lambda v: compare(v, since) < 0)
     if not verdict.anywhere:
         return
