@@ -5,7 +5,8 @@
   quoteless values, newline separators), the syntaxes DeepSpeed's loader accepts and `json` does not;
 - ``Verdicts``: the agreement bookkeeping: every case's dslint verdict and oracle verdict, the
   deliberate differences (each with its reason), and the table printed at the end of the run;
-- ``judged_as_installed``: settings that tell dslint which DeepSpeed it is compared with.
+- ``judged_as_installed``: settings that tell dslint which DeepSpeed it is compared with;
+- ``prepared_downloads``: the release files `generations --prepare` downloaded, or a skip.
 """
 
 from __future__ import annotations
@@ -248,3 +249,19 @@ def judged_as_installed(settings):
         version = known_releases("deepspeed")[-1]
     settings.deepspeed_version = Setting(version, "the installed deepspeed (the oracle)")
     return settings
+
+
+def prepared_downloads(subfolder: str, pattern: str, what: str):
+    """The folder of release files `python -m dslint.schemagen.generations --prepare DIR` downloaded
+    into DIR/``subfolder`` (DIR from DSLINT_SCHEMAGEN_TARGETS); the test is skipped without them."""
+    import os
+    from pathlib import Path
+
+    import pytest
+
+    targets = os.environ.get("DSLINT_SCHEMAGEN_TARGETS")
+    folder = Path(targets) / subfolder if targets else None
+    if folder is None or not any(folder.glob(pattern)):
+        pytest.skip(f"{what} are downloaded by `python -m dslint.schemagen.generations --prepare DIR`; "
+                    "set DSLINT_SCHEMAGEN_TARGETS=DIR")
+    return folder

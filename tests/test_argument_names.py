@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import zipfile
 from pathlib import Path
 
@@ -13,6 +12,7 @@ from dslint import argnames
 from dslint.schemagen import argument_names as generator
 from dslint.schemagen.generations import ARGUMENT_WHEELS, wheel_name
 from dslint.versions import known_releases
+from oracle_support import prepared_downloads
 
 MIXIN = '''
 from dataclasses import dataclass, field
@@ -134,11 +134,7 @@ def test_the_shipped_file_is_what_the_generator_writes(name):
 
 @pytest.mark.oracle
 def test_regenerated_names_match_shipped():
-    targets = os.environ.get("DSLINT_SCHEMAGEN_TARGETS")
-    folder = Path(targets) / ARGUMENT_WHEELS if targets else None
-    if folder is None or not any(folder.glob("*.whl")):
-        pytest.skip("the wheels are downloaded by `python -m dslint.schemagen.generations --prepare DIR`; "
-                    "set DSLINT_SCHEMAGEN_TARGETS=DIR")
+    folder = prepared_downloads(ARGUMENT_WHEELS, "*.whl", "the wheels")
     status = generator.main(["--wheels", str(folder), "--check"])
     if status == generator.EXIT_OTHER_WHEELS:
         pytest.skip("the folder's wheels are not the ones the shipped files were made from (a download failed?)")

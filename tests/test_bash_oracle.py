@@ -141,10 +141,6 @@ QUOTED_CONTINUATIONS = [
 ]
 
 
-@pytest.mark.parametrize("text", QUOTED_CONTINUATIONS)
-def test_continuations_in_an_unexpected_word_agree_with_bash(text):
-    assert dslint_verdict(text) == bash_verdicts(_bash(), [text.encode("utf-8")])[0]
-
 
 # Files whose last line has no newline: bash adds one and counts it, so an unclosed compound
 # command ends a line further down. Found on a held-out repository (a `for` without `done`).
@@ -159,6 +155,7 @@ UNTERMINATED_LAST_LINES = [
 ]
 
 
-@pytest.mark.parametrize("text", UNTERMINATED_LAST_LINES)
-def test_a_last_line_without_newline_agrees_with_bash(text):
+
+@pytest.mark.parametrize("text", QUOTED_CONTINUATIONS + UNTERMINATED_LAST_LINES)
+def test_regression_scripts_agree_with_bash(text):
     assert dslint_verdict(text) == bash_verdicts(_bash(), [text.encode("utf-8")])[0]

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import pytest
 
 from dslint.schemagen import deepspeed_history as history
 from dslint.schemagen.generations import DEEPSPEED_SDISTS
+from oracle_support import prepared_downloads
 
 
 def _release(version: str, source: str) -> history.Release:
@@ -64,11 +62,7 @@ def test_the_shipped_history_reaches_back_to_the_oldest_release():
 
 @pytest.mark.oracle
 def test_regenerated_history_matches_shipped():
-    targets = os.environ.get("DSLINT_SCHEMAGEN_TARGETS")
-    folder = Path(targets) / DEEPSPEED_SDISTS if targets else None
-    if folder is None or not any(folder.glob("deepspeed-*.tar.gz")):
-        pytest.skip("the DeepSpeed sdists are downloaded by `python -m dslint.schemagen.generations --prepare DIR`; "
-                    "set DSLINT_SCHEMAGEN_TARGETS=DIR")
+    folder = prepared_downloads(DEEPSPEED_SDISTS, "deepspeed-*.tar.gz", "the DeepSpeed sdists")
     status = history.main(["--sdists", str(folder), "--check"])
     if status == history.EXIT_OTHER_SDISTS:
         pytest.skip("the folder's sdists are not the ones the shipped history was made from (a download failed?)")
