@@ -160,11 +160,11 @@ def lowest_of(clauses: Iterable[Clause]) -> str | None:
     return ".".join(map(str, max(lows))) if lows else None
 
 
-def _highest_of(clauses: Iterable[Clause]) -> tuple[str, ...] | None:
-    """``<=X`` below every known release: X, the newest release the range allows (``<X`` names
-    no release dslint could stand for, so it says nothing)."""
+def highest_of(clauses: Iterable[Clause]) -> str | None:
+    """The newest release a range allows where it says so (``<=X``: X); None for ``<X``, which
+    names no release."""
     highs = [version for op, version, prefix in clauses if op == "<=" and not prefix]
-    return (".".join(map(str, min(highs))),) if highs else None
+    return ".".join(map(str, min(highs))) if highs else None
 
 
 # --------------------------------------------------------------------------------------------
@@ -592,9 +592,9 @@ def _candidates(package: str, found: Evidence | None, root: Path | None) -> Cand
     if found.exact:
         return Candidates(package, found.exact, found, root)
     inside = tuple(v for v in known if allows(found.clauses, v))
-    if not inside:  # a range outside what dslint knows: its lowest version, else its highest
-        lowest = lowest_of(found.clauses)
-        inside = (lowest,) if lowest else (_highest_of(found.clauses) or known[:1])
+    if not inside:  # a range outside what dslint knows: its lowest version, else its highest, else the oldest known
+        bound = lowest_of(found.clauses) or highest_of(found.clauses)
+        inside = (bound,) if bound else known[:1]
     return Candidates(package, inside, found, root)
 
 
