@@ -282,6 +282,9 @@ def unknown_training_argument(plan, context):
     lack is info that names them (`--warmup_ratio` with nothing pinned: transformers 5.23 has no
     such field, 4.x has); a name that no known version has is a warning when nothing pins the
     package (a newer release may have added it) and an error when a pin says which versions run.
+    A program whose parser returns what it does not know (`parse_known_args`,
+    `parse_args_into_dataclasses(return_remaining_strings=True)`, transformers hf_argparser.py)
+    runs on without the flag: a warning that says it is ignored.
 
     ## Why it matters
     The job stops while it parses its arguments: it waited for its nodes only to exit before
