@@ -49,8 +49,8 @@ def main() -> int:
     options = parser.parse_args()
 
     from dslint.config import Settings
-    from dslint.discovery import Candidate
-    from dslint.engine import Engine, RunResult
+    from dslint.files.discovery import Candidate
+    from dslint.run.engine import Engine, RunResult
 
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "GITHUB_ACTIONS")}
     with tempfile.TemporaryDirectory(prefix="dslint-skip-") as tmp:

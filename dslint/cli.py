@@ -261,10 +261,10 @@ def check(paths, fmt, output_file, statistics, select, extend_select, ignore, ex
         _echo(f"dslint: warning: plugin '{error.entry_point}' failed to load: {error.message}", err=True)
 
     paths = list(paths) or ["."]
-    # A plain check of unchanged files reuses the report of the last identical run (dslint/cache.py).
+    # A plain check of unchanged files reuses the report of the last identical run (dslint/run/cache.py).
     cached, recording, run_cache = None, None, None
     if not (no_cache or fix or fix_only or diff or add_noqa or fmt == "junit" or "-" in paths):
-        from dslint.cache import Recorder, RunCache, cache_root
+        from dslint.run.cache import Recorder, RunCache, cache_root
 
         key = [repr((paths, select, extend_select, ignore, fail_on, world_size, target, config_file, no_config, exclude, extend_exclude,
                      force_exclude, respect_gitignore, stdin_filename, device_memory)),
@@ -297,7 +297,7 @@ class _CachedRun:
 
     @classmethod
     def of(cls, run) -> "_CachedRun":
-        from dslint.engine import RunResult
+        from dslint.run.engine import RunResult
 
         result = run.result
         lean = RunResult(diagnostics=result.diagnostics, skipped=result.skipped, plugin_errors=result.plugin_errors, files=result.files)
@@ -311,9 +311,9 @@ def _check(paths, fmt, fix, fix_only, diff, add_noqa, unsafe_fixes, stdin_filena
            recorded=False, cache=True):
     """Read the settings, find and lint the files (fixing them when asked): (run, fix outcome)."""
     from dslint.config import ConfigError
-    from dslint.discovery import PathError
-    from dslint.engine import Engine, settings_problems
-    from dslint import workspace
+    from dslint.files.discovery import PathError
+    from dslint.run.engine import Engine, settings_problems
+    from dslint.run import workspace
 
     scopes = _scopes(config_file, no_config, adjust)
     reading_stdin = paths == ["-"]
@@ -353,7 +353,7 @@ def _check(paths, fmt, fix, fix_only, diff, add_noqa, unsafe_fixes, stdin_filena
             result = engine.lint_bytes(stdin_filename or "-", sys.stdin.buffer.read())
             run = workspace.WorkspaceRun(result, [(settings, result)])
         elif fix or diff:
-            from dslint.fix import fix_paths
+            from dslint.fix.apply import fix_paths
 
             runs = []
 
@@ -503,7 +503,7 @@ class _Progress:
 
 def _add_noqa(lint, rules) -> None:
     """``check --add-noqa``: write suppression comments, report what could not be suppressed."""
-    from dslint.noqa import add_noqa
+    from dslint.fix.noqa import add_noqa
 
     judges = frozenset(r.code for r in rules if r.target == "suppressions")
     outcome = add_noqa(lint, judges)
@@ -580,7 +580,7 @@ def show_rule(code_or_name):
 
 
 def _memory_size(text: str) -> int:
-    from dslint.memory import parse_size
+    from dslint.explain.memory import parse_size
 
     try:
         return parse_size(text)
@@ -603,10 +603,10 @@ def _explain_options(parser) -> None:
 
 def explain(paths, fmt, world_size, samples, params, device_memory, config_file, no_config):
     """Show each launch in PATHS as it will run: batch, steps, precision, ZeRO and memory per device."""
-    from dslint.discovery import PathError
-    from dslint.engine import Engine
+    from dslint.files.discovery import PathError
+    from dslint.run.engine import Engine
     from dslint.explain import explain_result, options_from_settings, to_json
-    from dslint.models import parse_count
+    from dslint.evidence.models import parse_count
 
     settings = _settings(config_file, no_config)
     settings.select = ["DS001"]  # explain reads and links files; it does not lint them
@@ -632,7 +632,7 @@ def explain(paths, fmt, world_size, samples, params, device_memory, config_file,
 
         _emit(json.dumps(to_json(explanations), indent=2, ensure_ascii=False) + "\n", "json")
     else:
-        from dslint.report.explain_text import render
+        from dslint.explain.text import render
 
         _emit(render(explanations), "text")
     _report_internal(result, None)

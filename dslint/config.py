@@ -47,7 +47,7 @@ KEYS = {
     "llamafactory-version": str,
     "detect-installed-versions": bool,
 }
-# Package-version settings: key -> Settings attribute (read by dslint.versions).
+# Package-version settings: key -> Settings attribute (read by dslint.evidence.versions).
 VERSION_KEYS = {
     "transformers-version": "transformers_version",
     "accelerate-version": "accelerate_version",

@@ -1,10 +1,10 @@
 """``docs/rules.md``: every built-in rule's page, generated from the rules' docstrings; and
-``dslint/rules/_index.py``, the rules' metadata, from which a run makes the built-in rules
+``dslint/rule_index.py``, the rules' metadata, from which a run makes the built-in rules
 without importing their modules (dslint.rule.load_rules).
 
 Regenerate both after adding or changing a rule, from the repository root::
 
-    python -m dslint.docs            # writes docs/rules.md and dslint/rules/_index.py
+    python -m dslint.docs            # writes docs/rules.md and dslint/rule_index.py
     python -m dslint.docs --check    # exit 1 if either is out of date (what the tests check)
 
 ``dslint rules --format markdown`` prints the same pages for every installed rule, plugins
@@ -22,7 +22,7 @@ from pathlib import Path
 from dslint.report.sarif import rule_anchor
 
 RULES_MD = Path(__file__).resolve().parent.parent / "docs" / "rules.md"
-RULES_INDEX = Path(__file__).resolve().parent / "rules" / "_index.py"
+RULES_INDEX = Path(__file__).resolve().parent / "rule_index.py"
 REGENERATE = "python -m dslint.docs"
 
 _HEADING = re.compile(r"^(#{1,5}) ")
@@ -64,7 +64,7 @@ def render(rules) -> str:
 
 
 def render_index(rules) -> str:
-    """dslint/rules/_index.py: one row per built-in rule (what dslint.rule.load_rules reads)."""
+    """dslint/rule_index.py: one row per built-in rule (what dslint.rule.load_rules reads)."""
     from dslint.rule import index_rows
 
     out = [

@@ -43,7 +43,7 @@ class Rule:
     name: str
     severity: Severity
     target: str
-    # For a built-in rule listed in dslint/rules/_index.py: a stand-in that imports the rule's
+    # For a built-in rule listed in dslint/rule_index.py: a stand-in that imports the rule's
     # module on its first call (see load_rules).
     check: Callable[..., Iterable[Finding]]
     page: str | None  # the docstring; None until the module of an indexed built-in rule is imported (see ``doc``)
@@ -138,7 +138,7 @@ class PluginError:
 def load_rules(group: str = ENTRY_POINT_GROUP, lazy: bool = True) -> tuple[list[Rule], list[PluginError]]:
     """Every rule registered under the entry-point group; built-ins come the same way.
 
-    A plugin's module is imported here. A built-in module listed in dslint/rules/_index.py is
+    A plugin's module is imported here. A built-in module listed in dslint/rule_index.py is
     not: its rules are made from the index, and the module is imported when one of its rules
     first runs or its page is read. A one-file run thus imports only the rule families that
     have something to judge (all of them cost 40 ms to import). ``lazy=False`` imports every
@@ -179,7 +179,7 @@ def defined(module: str, code: str) -> Rule:
     for found in rules_in_module(import_module(module)):
         if found.code == code:
             return found
-    raise LookupError(f"{module} defines no rule {code} (dslint/rules/_index.py is out of date: run `python -m dslint.docs`)")
+    raise LookupError(f"{module} defines no rule {code} (dslint/rule_index.py is out of date: run `python -m dslint.docs`)")
 
 
 class _Deferred:
@@ -197,9 +197,9 @@ class _Deferred:
 
 
 def _builtin_index() -> dict[str, list[Rule]]:
-    """module -> its rules, made from dslint/rules/_index.py (empty if it is missing)."""
+    """module -> its rules, made from dslint/rule_index.py (empty if it is missing)."""
     try:
-        from dslint.rules._index import RULES
+        from dslint.rule_index import RULES
     except ImportError:
         return {}
     out: dict[str, list[Rule]] = {}
@@ -211,7 +211,7 @@ def _builtin_index() -> dict[str, list[Rule]]:
 
 
 def index_rows(rules: list[Rule]) -> list[tuple]:
-    """The rows of dslint/rules/_index.py for these (imported) rules, in code order."""
+    """The rows of dslint/rule_index.py for these (imported) rules, in code order."""
     return [(r.code, r.name, r.severity.label, r.target, r.kinds, r.consumers, r.fixable, r.module, r.summary)
             for r in sorted(rules, key=lambda r: r.code)]
 

@@ -244,7 +244,7 @@ def judged_as_installed(settings):
     try:
         version = metadata.version("deepspeed")
     except metadata.PackageNotFoundError:
-        from dslint.versions import known_releases
+        from dslint.evidence.versions import known_releases
 
         version = known_releases("deepspeed")[-1]
     settings.deepspeed_version = Setting(version, "the installed deepspeed (the oracle)")

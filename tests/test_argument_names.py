@@ -1,4 +1,4 @@
-"""The argument names of each release, read from the wheels (dslint/schemagen/argument_names.py, dslint/argnames.py)."""
+"""The argument names of each release, read from the wheels (dslint/schemagen/argument_names.py, dslint/evidence/argnames.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 from dslint import argnames
 from dslint.schemagen import argument_names as generator
 from dslint.schemagen.generations import ARGUMENT_WHEELS, wheel_name
-from dslint.versions import known_releases
+from dslint.evidence.versions import known_releases
 from oracle_support import prepared_downloads
 
 MIXIN = '''

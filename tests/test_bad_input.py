@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from dslint.config import Settings
-from dslint.engine import Engine
+from dslint.run.engine import Engine
 
 CORE = "DS001,DS002,DS003,DS101,DS102"
 COMPANION = '{"train_batch_size": 48, "train_micro_batch_size_per_gpu": 4, "gradient_accumulation_steps": 8}\n'

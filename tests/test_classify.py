@@ -35,7 +35,7 @@ def test_a_deepspeed_config_with_misspelt_or_rare_keys_stays_one(payload):
 
 def test_a_launch_that_names_a_programs_config_as_deepspeeds_still_has_it_read_as_one(tmp_path):
     from dslint.config import Settings
-    from dslint.engine import Engine
+    from dslint.run.engine import Engine
 
     own = {f"model-setting-{i}": i for i in range(20)}
     (tmp_path / "ds.json").write_text(json.dumps({**own, "train_batch_size": 3, "train_micro_batch_size_per_gpu": 2}))

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from dslint.config import Settings
-from dslint.engine import Engine
+from dslint.run.engine import Engine
 from programs import ACCELERATE_LOOP, DEEPSPEED_LOOP, HF_TRAINER
 
 
@@ -197,7 +197,7 @@ def test_a_plain_deepspeed_loop_is_not_judged_as_hf_trainer(tmp_path):
 
 def test_explain_shows_the_consumer_and_its_evidence(tmp_path):
     from dslint.explain import Options, explain_result
-    from dslint.report.explain_text import render_one
+    from dslint.explain.text import render_one
 
     (tmp_path / "run.sh").write_text("deepspeed --num_gpus 2 train.py --deepspeed_config ds.json\n")
     (tmp_path / "train.py").write_text(DEEPSPEED_LOOP)

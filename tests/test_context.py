@@ -9,11 +9,11 @@ import sys
 from pathlib import Path
 
 
-from dslint.cache import NameIndex
+from dslint.run.cache import NameIndex
 from dslint.config import Scopes, Settings
-from dslint.context import mentioned_names
+from dslint.run.context import mentioned_names
 from dslint.rule import load_rules
-from dslint import workspace
+from dslint.run import workspace
 from programs import HF_TRAINER
 
 LAUNCH = "torchrun --nproc_per_node 4 train.py --deepspeed configs/ds.json --bf16 True --per_device_train_batch_size 2\n"
@@ -81,13 +81,13 @@ def test_the_context_follows_a_training_config_to_the_script_that_launches_it(tm
 
 def test_a_gitignored_script_is_no_context(tmp_path, monkeypatch):
     repository(tmp_path, {"scratch/train.sh": LAUNCH, ".gitignore": "scratch/\n", "train.py": HF_TRAINER, "configs/ds.json": FP16})
-    (tmp_path / ".git" / "HEAD").write_text("ref: refs/heads/main\n")  # a real work tree for dslint.gitignore
+    (tmp_path / ".git" / "HEAD").write_text("ref: refs/heads/main\n")  # a real work tree for dslint.files.gitignore
     (tmp_path / ".git" / "objects").mkdir()
     assert run(tmp_path, ["configs/ds.json"], monkeypatch).diagnostics == []
 
 
 def test_a_fix_never_edits_a_context_file(tmp_path, monkeypatch):
-    from dslint.fix import fix_paths
+    from dslint.fix.apply import fix_paths
 
     launch = LAUNCH.replace("--per_device_train_batch_size 2", "--per_device_train_batch_size 2 --deepspeed_config configs/ds.json")
     repository(tmp_path, {"scripts/train.sh": launch, "train.py": HF_TRAINER, "configs/ds.json": FP16})

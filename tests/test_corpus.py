@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from dslint.config import Settings
-from dslint.engine import Engine, RunResult
-from dslint.fix import fix_paths
+from dslint.run.engine import Engine, RunResult
+from dslint.fix.apply import fix_paths
 from dslint.report import ReportOptions, render
 
 # Checked by hand: DeepSpeed/Megatron-DeepSpeed launch scripts fill these templates in with sed
@@ -51,7 +51,7 @@ TEMPLATES = [
 ]
 
 # Version-dependent, and the corpus pins no DeepSpeed: these are info that names the releases that
-# fail, no longer errors (dslint/versions.py judges every release it knows, 0.9.0-0.19.8).
+# fail, no longer errors (dslint/evidence/versions.py judges every release it knows, 0.9.0-0.19.8).
 # Checked by hand: `compile` is strict in DeepSpeed 0.13.2-0.14.3 and again from 0.16.6 (CompileConfig,
 # extra="forbid"; deepspeed/compile/config.py), and not read in 0.14.4-0.16.5; axolotl's `"disable"`
 # and `"backend"` are not among its fields.

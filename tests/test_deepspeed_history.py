@@ -51,7 +51,7 @@ def test_hand_curated_entries_win():
 
 
 def test_the_shipped_history_reaches_back_to_the_oldest_release():
-    from dslint.versions import known_releases
+    from dslint.evidence.versions import known_releases
 
     assert known_releases("deepspeed")[0] == history.OLDEST
     data = history.json.loads(history.VERSIONS_FILE.read_text(encoding="utf-8"))

@@ -12,7 +12,7 @@ import pytest
 
 from dslint.config import Setting, Settings
 from dslint.diagnostics import Severity
-from dslint.engine import Engine
+from dslint.run.engine import Engine
 from dslint.rule import load_rules
 from dslint.rules import deepspeed_engine
 

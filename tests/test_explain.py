@@ -11,10 +11,10 @@ import pytest
 from cli_support import invoke
 
 from dslint.config import Settings
-from dslint.engine import Engine
+from dslint.run.engine import Engine
 from dslint.explain import Options, explain_result, to_json
-from dslint.memory import GiB
-from dslint.report.explain_text import render
+from dslint.explain.memory import GiB
+from dslint.explain.text import render
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA = json.loads((ROOT / "schemas" / "explain.schema.json").read_text(encoding="utf-8"))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from test_explain import _explain
 
-from dslint.report.explain_text import render
+from dslint.explain.text import render
 
 VERL_GRPO = """\
 set -x

@@ -28,8 +28,8 @@ from hypothesis import strategies as st
 
 from dslint.config import Setting, Settings
 from dslint.documents import Skipped, read_document
-from dslint.engine import Engine
-from dslint.fix import fix_paths
+from dslint.run.engine import Engine
+from dslint.fix.apply import fix_paths
 from programs import HF_TRAINER
 
 
@@ -288,7 +288,7 @@ def test_script_fixes_keep_the_script_parsable(text, tmp_path, monkeypatch):
 def test_renaming_a_yaml_key_keeps_comments_and_anchors(tmp_path):
     from dslint.diagnostics import Fix
     from dslint.documents.yaml_doc import parse_yaml
-    from dslint.edits import apply_edits, rename_key
+    from dslint.documents.edits import apply_edits, rename_key
     from dslint.source import SourceFile
 
     text = "defaults: &base  # shared\n  evaluation_strategy: steps  # old name\nrun:\n  <<: *base\n  learning_rate: 1.0e-5\n"
@@ -353,7 +353,7 @@ def test_a_fix_loop_that_does_not_converge_is_an_internal_error(tmp_path, monkey
     outcome = _fix(Engine(Settings(root=tmp_path), rules=[never_done]), ["."])
     assert not outcome.converged
     assert (tmp_path / "ds.json").read_text() == '{"zero_optimization": {"stage": 2}}\n', "nothing is written"
-    monkeypatch.setattr("dslint.engine.load_rules", lambda: ([never_done], []))
+    monkeypatch.setattr("dslint.run.engine.load_rules", lambda: ([never_done], []))
     monkeypatch.setattr("dslint.rule.load_rules", lambda: ([never_done], []))
     result = invoke(["check", "--fix", "."])
     assert result.exit_code == 2

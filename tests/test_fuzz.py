@@ -27,8 +27,8 @@ from hypothesis import strategies as st
 
 from dslint.config import Settings
 from dslint.documents import Skipped, read_document
-from dslint.engine import Engine
-from dslint.fix import fix_paths
+from dslint.run.engine import Engine
+from dslint.fix.apply import fix_paths
 from dslint.report import ReportOptions, render
 
 ROOT = Path(__file__).resolve().parents[1]

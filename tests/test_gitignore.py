@@ -1,7 +1,7 @@
 """git's ignore rules, checked against git itself.
 
-dslint's matcher (dslint/gitignore.py) and the walk that prunes ignored folders
-(dslint/discovery.py) must keep exactly the files that ``git ls-files --others
+dslint's matcher (dslint/files/gitignore.py) and the walk that prunes ignored folders
+(dslint/files/discovery.py) must keep exactly the files that ``git ls-files --others
 --exclude-standard`` lists: generated trees with generated ``.gitignore`` files at several
 levels, ``.git/info/exclude`` and a global excludes file, negations, directory-only and
 anchored patterns, ``**`` and bracket expressions.
@@ -19,8 +19,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dslint.config import Scopes, Settings
-from dslint.discovery import discover
-from dslint.gitignore import IgnoreFile, compile_line, global_excludes_file, find_repository
+from dslint.files.discovery import discover
+from dslint.files.gitignore import IgnoreFile, compile_line, global_excludes_file, find_repository
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed: it is the oracle")
 

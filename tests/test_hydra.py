@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from dslint.config import Settings
-from dslint.engine import Engine
+from dslint.run.engine import Engine
 from dslint.frameworks import verl
 from dslint.launch.hydra import Unknown, parse_value
 

@@ -100,7 +100,7 @@ def test_pre_commit_hooks_are_declared():
 ])
 def test_the_hooks_pass_every_name_dslint_reads(name, passed):
     """pre-commit matches `files` with re.search; identify gives no `shell` type to .slurm, .sbatch or a non-executable script."""
-    from dslint.discovery import CANDIDATE_SUFFIXES
+    from dslint.files.discovery import CANDIDATE_SUFFIXES
 
     for hook in yaml.safe_load(HOOKS.read_text(encoding="utf-8")):
         assert bool(re.search(hook["files"], name)) is passed, (hook["id"], name)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from dslint.config import Settings
-from dslint.engine import Engine
+from dslint.run.engine import Engine
 
 TORCHRUN = "torchrun --nnodes {n} --node_rank {rank} --master_addr 10.0.0.1 --master_port {port} --nproc_per_node 8 {program} {args}\n"
 

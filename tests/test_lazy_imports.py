@@ -1,5 +1,5 @@
 """Imports are lazy: a run imports what its files need, and the rules it makes from the index
-(dslint/rules/_index.py) are the rules their modules define.
+(dslint/rule_index.py) are the rules their modules define.
 
 Nothing here is timed: what a run imports is counted instead (benchmarks/run.py times runs).
 """
@@ -50,7 +50,7 @@ def test_indexed_rules_are_the_rules_their_modules_define():
 
 def test_an_indexed_rule_runs_its_modules_check(tmp_path):
     from dslint.config import Settings
-    from dslint.engine import Engine
+    from dslint.run.engine import Engine
 
     (tmp_path / "ds.json").write_text(DEEPSPEED_JSON)
     lazy = Engine(Settings(root=tmp_path)).lint_paths([str(tmp_path / "ds.json")])

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from dslint.config import Settings
-from dslint.engine import Engine
+from dslint.run.engine import Engine
 
 DS = '{"train_micro_batch_size_per_gpu": "auto", "zero_optimization": {"stage": 2}}\n'
 SFT_YAML = "model_name_or_path: Qwen/Qwen2.5-7B\nstage: sft\nfinetuning_type: lora\ntemplate: qwen\ndeepspeed: examples/deepspeed/ds_z3_config.json\n"

@@ -1,4 +1,4 @@
-"""The memory estimator (dslint/memory.py) and the model table (dslint/models.py).
+"""The memory estimator (dslint/explain/memory.py) and the model table (dslint/evidence/models.py).
 
 Hand-computed cases from the formulas run everywhere; the oracle tests compare the model
 states with DeepSpeed's own estimators (``estimate_zero2_model_states_mem_needs``,
@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dslint.memory import (
+from dslint.explain.memory import (
     GiB,
     ActivationInputs,
     MemoryInputs,
@@ -27,7 +27,7 @@ from dslint.memory import (
     parse_size,
     zero_model_states,
 )
-from dslint.models import count_params, format_count, from_hf_config, known_models, parse_count, read_local_config, recognise
+from dslint.evidence.models import count_params, format_count, from_hf_config, known_models, parse_count, read_local_config, recognise
 
 P = 7_000_000_000
 

@@ -15,8 +15,8 @@ from pathlib import Path
 
 from dslint.config import Settings
 from dslint.diagnostics import Finding
-from dslint.engine import Engine
-from dslint.noqa import add_noqa
+from dslint.run.engine import Engine
+from dslint.fix.noqa import add_noqa
 from dslint.rule import load_rules, rule
 from dslint.source import Span
 

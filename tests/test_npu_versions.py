@@ -15,7 +15,7 @@ import pytest
 from dslint.config import Setting, Settings
 from dslint.rule import Context
 from dslint.rules.npu_versions import FLASH_ATTENTION_2_ON_NPU, NVME_ON_NPU, judge
-from dslint.versions import SETTINGS
+from dslint.evidence.versions import SETTINGS
 
 
 def outcome(package: str, spec: str | None, broken) -> str:

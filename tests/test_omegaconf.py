@@ -8,7 +8,7 @@ import pytest
 
 from dslint.config import Settings
 from dslint.documents import read_document
-from dslint.engine import Engine
+from dslint.run.engine import Engine
 
 HYDRA = """\
 defaults:

@@ -16,7 +16,7 @@ import textwrap
 import pytest
 
 from dslint.config import Settings
-from dslint.engine import Engine
+from dslint.run.engine import Engine
 
 PRECISIONS = ("no", "bf16", "fp16", "fp8")
 ACCUMULATION = (None, 1, 4)

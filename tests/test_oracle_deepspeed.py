@@ -18,7 +18,7 @@ import pytest
 
 from dslint.config import Setting, Settings
 from dslint.diagnostics import Severity
-from dslint.engine import Engine
+from dslint.run.engine import Engine
 from oracle_support import judged_as_installed
 
 pytestmark = pytest.mark.oracle

@@ -40,7 +40,7 @@ from hypothesis import strategies as st
 
 from dslint.config import Settings
 from dslint.diagnostics import Severity
-from dslint.engine import Engine
+from dslint.run.engine import Engine
 from oracle_support import Deliberate, Obj, Style, Verdicts, judged_as_installed, render, short, to_python
 from programs import ACCELERATE_LOOP, DEEPSPEED_LOOP, HF_TRAINER
 

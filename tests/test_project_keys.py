@@ -1,4 +1,4 @@
-"""The repository's own lookups of a key (dslint.project_keys), asked by DS202 for configs no launch reaches."""
+"""The repository's own lookups of a key (dslint.evidence.project_keys), asked by DS202 for configs no launch reaches."""
 
 from __future__ import annotations
 
@@ -6,10 +6,10 @@ import os
 from pathlib import Path
 
 from dslint import project_keys
-from dslint.cache import Recorder
+from dslint.run.cache import Recorder
 from dslint.config import Settings
-from dslint.engine import Engine
-from dslint.project_keys import ProjectKeys
+from dslint.run.engine import Engine
+from dslint.evidence.project_keys import ProjectKeys
 
 
 def write(root: Path, files: dict[str, str]) -> None:

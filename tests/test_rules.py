@@ -13,8 +13,8 @@ import pytest
 import yaml
 
 from dslint.config import Setting, Settings
-from dslint.engine import Engine
-from dslint.fix import fix_paths
+from dslint.run.engine import Engine
+from dslint.fix.apply import fix_paths
 from headlines import LINE_LIMIT, record
 
 CASES_DIR = Path(__file__).parent / "rules"
@@ -39,7 +39,7 @@ def _settings(rule: str, case: dict, root: Path) -> Settings:
     if "hardware" in case:
         settings.hardware = Setting(case["hardware"], "hardware in the test case")
     if "device_memory" in case:
-        from dslint.memory import parse_size
+        from dslint.explain.memory import parse_size
 
         settings.device_memory = Setting(parse_size(case["device_memory"]), "--device-memory in the test case")
     if "settings" in case:  # any other setting, spelled as in [tool.dslint]

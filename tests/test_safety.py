@@ -138,7 +138,7 @@ socket.socket.connect_ex = blocked("socket.connect_ex")
 socket.create_connection = blocked("socket.create_connection")
 socket.getaddrinfo = blocked("socket.getaddrinfo")
 subprocess.Popen.__init__ = blocked("subprocess.Popen")
-# os.fork stays: dslint forks itself to lint large trees on two CPUs (dslint/split.py); the worker
+# os.fork stays: dslint forks itself to lint large trees on two CPUs (dslint/run/split.py); the worker
 # runs dslint's own code, and anything it tried to exec would be blocked here too.
 for name in ("system", "popen", "forkpty", "execv", "execve", "execvp", "execvpe", "execl", "execle", "execlp", "execlpe",
              "spawnv", "spawnve", "spawnvp", "spawnvpe", "spawnl", "spawnle", "posix_spawn", "posix_spawnp"):

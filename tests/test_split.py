@@ -1,4 +1,4 @@
-"""Large runs on two processes (dslint/split.py) report exactly what one process reports.
+"""Large runs on two processes (dslint/run/split.py) report exactly what one process reports.
 
 Each test lints the same tree both ways and compares everything a user sees: the findings
 (place, code, severity, message, related places, fixes), the skipped files in order, the
@@ -18,7 +18,7 @@ import pytest
 
 from dslint import split
 from dslint.config import Settings
-from dslint.engine import Engine
+from dslint.run.engine import Engine
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -166,7 +166,7 @@ def test_a_failing_worker_changes_nothing(tmp_path, monkeypatch, stage):
 def test_small_runs_and_workers_1_stay_on_one_process(tmp_path, monkeypatch):
     _tree(tmp_path, {"a.json": DS_BAD})
     monkeypatch.chdir(tmp_path)
-    from dslint.discovery import discover
+    from dslint.files.discovery import discover
 
     candidates, _ = discover(["."], [], tmp_path)
     assert split.worker_share(candidates) == []  # below THRESHOLD
@@ -178,7 +178,7 @@ def test_small_runs_and_workers_1_stay_on_one_process(tmp_path, monkeypatch):
 
 def test_the_corpus_is_reported_the_same(corpus):
     """The real thing: the CLI over the shared corpus, split (its default above 300 files) and not."""
-    from dslint.discovery import discover
+    from dslint.files.discovery import discover
 
     candidates, _ = discover([str(corpus)], [], corpus, cwd=corpus)
     if not split.workers_allowed():
@@ -196,7 +196,7 @@ def test_the_corpus_is_reported_the_same(corpus):
 
 
 def test_split_does_not_import_the_engine():
-    """The engine imports dslint.split; split reads and lints through the engine object it is
+    """The engine imports dslint.run.split; split reads and lints through the engine object it is
     given (Engine.read, Engine.lint_documents), so that there is no import circle."""
     import ast
 
@@ -210,4 +210,4 @@ def test_split_does_not_import_the_engine():
             runtime_imports.add(node.module)
         elif isinstance(node, ast.Import):
             runtime_imports.update(alias.name for alias in node.names)
-    assert "dslint.engine" not in runtime_imports
+    assert "dslint.run.engine" not in runtime_imports

@@ -18,7 +18,7 @@ import pytest
 from dslint.config import Settings
 from dslint.diagnostics import Finding
 from dslint.documents.model import TRAINING_YAML
-from dslint.engine import Engine
+from dslint.run.engine import Engine
 from dslint.rule import load_rules, rule
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from dslint.config import Setting, Settings
-from dslint.engine import Engine
+from dslint.run.engine import Engine
 from dslint.launch.target import hardware, launch_target
 
 

@@ -12,9 +12,9 @@ import json
 from pathlib import Path
 
 from dslint.config import Settings
-from dslint.engine import Engine
+from dslint.run.engine import Engine
 from dslint.launch.vendored import locate
-from dslint.versions import Candidates, candidates, clear_cache
+from dslint.evidence.versions import Candidates, candidates, clear_cache
 
 LF_YAML = "model_name_or_path: m\nstage: sft\ndo_train: true\nfinetuning_type: lora\ntemplate: qwen\ndataset: a\n"
 

@@ -1,4 +1,4 @@
-"""Version evidence (dslint.pins, dslint.versions) on small fixture repositories, and verdicts over candidates."""
+"""Version evidence (dslint.evidence.pins, dslint.evidence.versions) on small fixture repositories, and verdicts over candidates."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from dslint.config import ConfigError, Setting, Settings, apply_table
-from dslint.pins import Pin, pins_in
-from dslint.versions import (
+from dslint.evidence.pins import Pin, pins_in
+from dslint.evidence.versions import (
     Candidates, Evidence, allows, candidates, clear_cache, compare, evidence, known_releases, parse_spec, parse_version,
 )
 
@@ -220,7 +220,7 @@ def test_without_a_repository_the_folder_dslint_runs_from_stops_the_search(tmp_p
 
 def test_pins_are_read_once_per_folder(tmp_path, monkeypatch):
     root = _repo(tmp_path, {"requirements.txt": "deepspeed==0.15.4\n", "a/x.json": "{}", "a/y.json": "{}"})
-    import dslint.pins as pins
+    import dslint.evidence.pins as pins
 
     calls = []
     original = pins._pins_requirements
@@ -233,7 +233,7 @@ def test_pins_are_read_once_per_folder(tmp_path, monkeypatch):
 
 
 def test_files_that_name_none_of_the_packages_are_not_parsed(tmp_path, monkeypatch):
-    import dslint.pins as pins
+    import dslint.evidence.pins as pins
 
     root = _repo(tmp_path, {"pyproject.toml": '[project]\nname = "tool"\ndependencies = ["click>=8"]\n',
                             "setup.py": "from setuptools import setup\nsetup(name='tool')\n"})
@@ -251,7 +251,7 @@ def test_settings_win_and_installed_is_opt_in(tmp_path, monkeypatch):
     apply_table(settings, {"transformers-version": "5.23.0"}, "pyproject.toml")
     found = candidates("transformers", root, settings)
     assert found.versions == ("5.23.0",) and found.why() == "5.23.0 from transformers-version in pyproject.toml"
-    import dslint.versions as versions
+    import dslint.evidence.versions as versions
 
     monkeypatch.setattr(versions, "installed", lambda package: "4.46.0")
     plain = Settings(root=root)
@@ -266,7 +266,7 @@ def test_settings_win_and_installed_is_opt_in(tmp_path, monkeypatch):
 def test_installed_reads_metadata_without_importing():
     import sys
 
-    from dslint.versions import installed
+    from dslint.evidence.versions import installed
 
     before = set(sys.modules)
     installed("deepspeed")

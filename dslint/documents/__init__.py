@@ -24,7 +24,7 @@ class Skipped(Exception):
 
 
 def read_candidate(candidate, data: bytes | None = None) -> Document:
-    """The document of one discovered file (a ``dslint.discovery.Candidate``), read from disk, or
+    """The document of one discovered file (a ``dslint.files.discovery.Candidate``), read from disk, or
     from ``data`` in its place (the fixer's passes); raises Skipped.
 
     What cannot be read (a missing or unreadable file that was named, one past the size limit,

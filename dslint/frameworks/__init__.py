@@ -109,11 +109,11 @@ class Releases:
 
 
 def releases(package: str, label: str, known: tuple[str, ...], start, settings=None) -> Releases:
-    """The ``known`` releases of ``package`` that the pins nearest ``start`` allow (dslint.pins, read as
-    dslint.versions reads them; a git checkout of a branch says nothing)."""
+    """The ``known`` releases of ``package`` that the pins nearest ``start`` allow (dslint.evidence.pins, read as
+    dslint.evidence.versions reads them; a git checkout of a branch says nothing)."""
     import os
 
-    from dslint.versions import allows, repository_evidence
+    from dslint.evidence.versions import allows, repository_evidence
 
     if start is None:
         return Releases(package, label, known, f"nothing pins {package}", known)

@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from dslint.versions import compare
+from dslint.evidence.versions import compare
 
 #: The releases dslint has read (git tags of axolotl-ai-cloud/axolotl, 0.6.0 to 0.18.0).
 KNOWN = ("0.6.0", "0.7.0", "0.7.1", "0.8.0", "0.8.1", "0.9.0", "0.9.1", "0.9.2", "0.10.0", "0.10.1", "0.11.0", "0.12.0",

@@ -30,7 +30,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from dslint.versions import compare
+from dslint.evidence.versions import compare
 
 # Arguments only TRL's on-policy configs take: evidence that a `grpo.py` really runs GRPOTrainer.
 TRL_ON_POLICY_ARGS = ("num_generations", "max_completion_length", "reward_funcs", "reward_model_name_or_path", "use_vllm",
@@ -94,7 +94,7 @@ def judging(plan, settings, found: Trainer):
     severity cap when the trainer is assumed (a warning), and ``noted(note, verdict)``, the note
     with the releases it fails in and the assumption about the program."""
     from dslint.diagnostics import Severity
-    from dslint.versions import candidates
+    from dslint.evidence.versions import candidates
 
     start = plan.origin.path if plan.origin is not None else None
     versions = candidates("trl", start, settings, plan.program)
@@ -178,8 +178,8 @@ __all__ = ["DEFAULT_GENERATIONS", "Generation", "LABEL", "TRL_ON_POLICY_ARGS", "
 def explain(plan, settings=None):
     """The generation batch of a TRL GRPO/RLOO launch, by the newest TRL release the evidence allows."""
     from dslint.frameworks import Check, FrameworkBatch, Quantity, position
-    from dslint.rules._args import integer
-    from dslint.versions import candidates
+    from dslint.launch.args import integer
+    from dslint.evidence.versions import candidates
 
     found = trainer(plan)
     if found is None:

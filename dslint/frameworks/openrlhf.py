@@ -30,7 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dslint.frameworks import Check, FrameworkBatch, Quantity, established_program, position
-from dslint.rules._args import Value, as_bool, as_text, integer
+from dslint.launch.args import Value, as_bool, as_text, integer
 
 SPELLINGS = {
     "batch": ("train_batch_size", "train.batch_size"),

@@ -121,7 +121,7 @@ def judged(plan, settings=None) -> bool:
     the known releases, such as 0.3.0, is not judged; a range is judged by the known releases it allows).
     """
     from dslint.frameworks import releases
-    from dslint.versions import compare, parse_version
+    from dslint.evidence.versions import compare, parse_version
 
     local = _local_version(plan)
     if local is not None:

@@ -41,7 +41,7 @@ from dslint.launch.vendored import CONSUMER_PACKAGES, locate, working_directory
 from dslint.launch.wrapped import apply_wrappers, sbatch_assumption, slurm_gpus
 from dslint.source import SourceFile, Span
 from dslint.values import as_int
-from dslint.versions import search_root
+from dslint.files.roots import search_root
 
 TRUTHY = ("true", "y", "1", "yes")
 MAX_LINKED_BYTES = 2 * 1024 * 1024
@@ -71,7 +71,7 @@ class Linker:
     def __init__(self, documents: list[Document], cwd: Path | None = None, overrides: dict[str, bytes] | None = None, adopt=None):
         self.cwd = (cwd or Path.cwd()).resolve()
         self.overrides = overrides or {}  # display path -> bytes: the fixer's edited, unwritten files
-        self.adopt = adopt  # listed files another process reads (dslint.split.Adoptable)
+        self.adopt = adopt  # listed files another process reads (dslint.run.split.Adoptable)
         self.documents = documents
         self.by_path: dict[str, Document] = {}
         for doc in documents:

@@ -23,7 +23,7 @@ the source (``extras/env.py`` VERSION, ``swift/version.py``, ``transformers/__in
 ``__version__``; then ``version.py``, ``setup.py`` or ``pyproject.toml``). Two different checkouts
 at the same distance, or one whose version or argument modules cannot be read, are a source of
 unknown version: rules that depend on the version then say at most ``info``
-(dslint.versions.Verdict.severity).
+(dslint.evidence.versions.Verdict.severity).
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ from dslint.launch.pyprogram import ArgDef, Evidence, read_modules
 class Layout:
     """How a package's checkout looks: its import names, argument modules and version files."""
 
-    package: str  # as dslint.versions names it
+    package: str  # as dslint.evidence.versions names it
     imports: tuple[str, ...]  # import package names (a renamed older one last)
     markers: tuple[str, ...]  # any of these, inside the import package, makes it a checkout
     arguments: tuple[str, ...]  # globs, inside the import package, of the modules whose dataclasses are the arguments

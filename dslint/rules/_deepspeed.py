@@ -155,12 +155,12 @@ def fmt_version(version: tuple[int, ...]) -> str:
 
 
 class Versions:
-    """The DeepSpeed releases a config may run with (dslint.versions: the setting, the installed
+    """The DeepSpeed releases a config may run with (dslint.evidence.versions: the setting, the installed
     package or the nearest pin; with none, every release dslint knows), and helpers that turn
     "this fails in these releases" into a finding's severity and message."""
 
     def __init__(self, use, context):
-        from dslint.versions import candidates
+        from dslint.evidence.versions import candidates
 
         launch = getattr(use, "launch", None)
         origin = getattr(launch, "origin", None)
@@ -629,7 +629,7 @@ TRAINER_VIA_ACCELERATE = "4.30.0"
 def reader_versions(use, context, package: str):
     """The releases of ``package`` (versions.Candidates) the launch that reads this config may run,
     or, for a config no launch reaches, those its own folder allows."""
-    from dslint.versions import candidates
+    from dslint.evidence.versions import candidates
 
     plan = use.launch
     start = plan.origin.path if plan is not None and plan.origin is not None else use.document.path

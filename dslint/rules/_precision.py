@@ -20,7 +20,7 @@ from typing import Any
 from dslint.documents.model import Mapping, Node, Scalar
 from dslint.launch.plan import Arg
 from dslint.rules import _deepspeed as ds
-from dslint.rules._args import as_bool, as_text, is_training, where, written
+from dslint.launch.args import as_bool, as_text, is_training, where, written
 from dslint.source import Span
 
 DTYPE_NAMES = {

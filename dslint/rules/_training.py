@@ -2,11 +2,11 @@
 
 The facts come from the generated schemas (``schemas/<package>[-X.Y].schema.json``, see
 dslint/schemagen) and from the lifetimes the projects document (``DOCUMENTED``); the versions
-from :mod:`dslint.versions` (the candidates the evidence allows). A release is described by
+from :mod:`dslint.evidence.versions` (the candidates the evidence allows). A release is described by
 the generation of its own ``major.minor`` when one is shipped; otherwise by the two generations
 around it, and where those disagree dslint cannot tell what that release does. Whether such a
 release has an argument of a given name is answered by the names its wheel defines
-(``schemas/<package>-names.json``, :mod:`dslint.argnames`) where that file covers the release.
+(``schemas/<package>-names.json``, :mod:`dslint.evidence.argnames`) where that file covers the release.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from functools import lru_cache
 from typing import Any, Callable, Iterable
 
 from dslint.schemas import available, load_schema
-from dslint.versions import Candidates, Verdict, candidates, compare, parse_version
+from dslint.evidence.versions import Candidates, Verdict, candidates, compare, parse_version
 
 #: consumer -> schema package.
 CONSUMER_PACKAGE = {"swift": "ms-swift", "megatron": "ms-swift", "llamafactory": "llamafactory", "hf": "transformers"}
@@ -301,7 +301,7 @@ class InUse:
     def judge_name(self, sets: tuple[str, ...], name: str) -> Verdict:
         """Where ``name`` is not an argument: by the documented lifetimes; then, where the release's
         own wheel differs in this name from the releases the schemas describing it were made
-        from, by that wheel (dslint/argnames.py); else by the schemas."""
+        from, by that wheel (dslint/evidence/argnames.py); else by the schemas."""
         life = documented(self.package, name)
 
         def override(version: str) -> bool | None | object:
@@ -346,7 +346,7 @@ def _history_fails(package: str, version: str, sets: tuple[str, ...], name: str)
 def _has_name(package: str, version: str, sets: tuple[str, ...], name: str, inherited_too: bool = True) -> bool | None:
     """The names history's answer for ``name`` in ``version`` (None: it does not cover that
     release). A spelling the schemas map to another field (an alias) is asked about that field."""
-    from dslint.argnames import has_name
+    from dslint.evidence.argnames import has_name
 
     found = has_name(package, version, name, inherited_too)
     if found is not False:

@@ -5,11 +5,11 @@ from __future__ import annotations
 import math
 import re
 
-from dataclasses import dataclass
 
 from dslint.diagnostics import Finding, Fix, Related
 from dslint.documents.model import Mapping, Node, Scalar
-from dslint.edits import remove_json_entry, replace_value
+from dslint.documents.edits import remove_json_entry, replace_value
+from dslint.frameworks.deepspeed import derive, format_number
 from dslint.rule import rule
 from dslint.rules import _deepspeed as ds
 
@@ -42,58 +42,6 @@ def _meant(node: Node | None):
     if isinstance(node, Scalar) and isinstance(node.value, str) and _INTEGER_TEXT.match(node.value):
         return int(float(node.value))
     return None
-
-
-def _fmt(value) -> str:
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value)) if abs(value) < 1e15 else repr(value)
-    return repr(value) if isinstance(value, float) else str(value)
-
-
-@dataclass(frozen=True)
-class BatchFailure:
-    """Why DeepSpeed's batch check fails: a kind for the rules, DeepSpeed's own words for people."""
-
-    kind: str  # "missing", "division", "not-positive" or "mismatch"
-    text: str
-
-    def __str__(self) -> str:
-        return self.text
-
-
-def derive(tbs, mbs, gas, world):
-    """DeepSpeed's derivation and assertion (deepspeed/runtime/config.py:590-656).
-
-    Returns (tbs, mbs, gas, failure) where failure is None or DeepSpeed's own message.
-    Values absent from the config are None. Arithmetic is Python's, as in DeepSpeed
-    (floor division, floats stay floats).
-    """
-    try:
-        if tbs is not None and mbs is not None and gas is not None:
-            pass
-        elif tbs is not None and mbs is not None:
-            gas = tbs // mbs // world
-        elif tbs is not None and gas is not None:
-            mbs = tbs // world // gas
-        elif mbs is not None and gas is not None:
-            tbs = mbs * gas * world
-        elif tbs is not None:
-            gas, mbs = 1, tbs // world
-        elif mbs is not None:
-            tbs, gas = mbs * world, 1
-        else:
-            return tbs, mbs, gas, BatchFailure("missing", "Either train_batch_size or train_micro_batch_size_per_gpu needs to be provided")
-    except ZeroDivisionError:
-        return tbs, mbs, gas, BatchFailure("division", "division by zero while deriving the batch values (ZeroDivisionError)")
-    if not tbs > 0:
-        return tbs, mbs, gas, BatchFailure("not-positive", f"Train batch size: {_fmt(tbs)} has to be greater than 0")
-    if not mbs > 0:
-        return tbs, mbs, gas, BatchFailure("not-positive", f"Micro batch size per gpu: {_fmt(mbs)} has to be greater than 0")
-    if not gas > 0:
-        return tbs, mbs, gas, BatchFailure("not-positive", f"Gradient accumulation steps: {_fmt(gas)} has to be greater than 0")
-    if tbs != mbs * gas * world:
-        return tbs, mbs, gas, BatchFailure("mismatch", f"{_fmt(tbs)} != {_fmt(mbs)} * {_fmt(gas)} * {_fmt(world)}")
-    return tbs, mbs, gas, None
 
 
 @rule("DS101", "batch-size-mismatch", severity="error", target="deepspeed", fixable=True)
@@ -165,22 +113,22 @@ def batch_size_mismatch(use, context):
         return
     related = _world_related(use) + _related_keys(config, exclude=_anchor_key(nodes))
     anchor = _anchor(config, nodes)
-    given = ", ".join(f"{k}={_fmt(v)}" for k, v in values.items() if v is not None) or "no batch keys"
+    given = ", ".join(f"{k}={format_number(v)}" for k, v in values.items() if v is not None) or "no batch keys"
     if failure.kind == "mismatch":
         product = d_mbs * d_gas * world
         derived = []
         if mbs is None and gas is None:
-            derived.append(f"accumulation 1 and micro batch {_fmt(d_mbs)} = {_fmt(tbs)} // {_fmt(world)}")
+            derived.append(f"accumulation 1 and micro batch {format_number(d_mbs)} = {format_number(tbs)} // {format_number(world)}")
         elif mbs is None:
-            derived.append(f"micro batch {_fmt(d_mbs)} = {_fmt(tbs)} // {_fmt(world)} // {_fmt(gas)}")
+            derived.append(f"micro batch {format_number(d_mbs)} = {format_number(tbs)} // {format_number(world)} // {format_number(gas)}")
         elif gas is None:
-            derived.append(f"accumulation {_fmt(d_gas)} = {_fmt(tbs)} // {_fmt(mbs)} // {_fmt(world)}")
+            derived.append(f"accumulation {format_number(d_gas)} = {format_number(tbs)} // {format_number(mbs)} // {format_number(world)}")
         how = f"DeepSpeed derives {'; '.join(derived)}, then " if derived else "DeepSpeed "
-        message = f"train_batch_size {failure} (micro batch * accumulation * world size = {_fmt(product)})"
-        note = f"{how}asserts this at start-up with world size {_fmt(world)}"
+        message = f"train_batch_size {failure} (micro batch * accumulation * world size = {format_number(product)})"
+        note = f"{how}asserts this at start-up with world size {format_number(world)}"
         yield Finding(anchor, message, related=related, note=note, **_fixes(config, nodes, product))
         return
-    note = f"from {given} at world size {_fmt(world)}; DeepSpeed asserts this at start-up"
+    note = f"from {given} at world size {format_number(world)}; DeepSpeed asserts this at start-up"
     yield Finding(anchor, failure.text, related=related, note=note, **_fixes(config, nodes, None))
 
 
@@ -189,7 +137,7 @@ def _not_positive(config, nodes):
         value = _meant(node) if node is not None else None
         if value is not None and not value > 0:
             related = _related_keys(config, exclude=key)
-            yield Finding(config.entry(key).value.span, f"{key} is {_fmt(value)}, not greater than 0", related=related,
+            yield Finding(config.entry(key).value.span, f"{key} is {format_number(value)}, not greater than 0", related=related,
                           note="DeepSpeed asserts that it is greater than 0 at start-up")
             return
 
@@ -204,7 +152,7 @@ def _without_world_size(use, nodes, tbs, mbs, gas):
         return
     for key, value in ((TBS, tbs), (MBS, mbs), (GAS, gas)):
         if value is not None and not value > 0:
-            yield Finding(config.entry(key).value.span, f"{key} is {_fmt(value)}, not greater than 0", related=related,
+            yield Finding(config.entry(key).value.span, f"{key} is {format_number(value)}, not greater than 0", related=related,
                           note="DeepSpeed asserts that it is greater than 0 at start-up")
             return
     if tbs is None:
@@ -214,7 +162,7 @@ def _without_world_size(use, nodes, tbs, mbs, gas):
         if tbs % step:
             yield Finding(
                 anchor,
-                f"train_batch_size {_fmt(tbs)} is not a multiple of micro batch {_fmt(mbs)} * accumulation {_fmt(gas)} = {_fmt(step)}",
+                f"train_batch_size {format_number(tbs)} is not a multiple of micro batch {format_number(mbs)} * accumulation {format_number(gas)} = {format_number(step)}",
                 related=related,
                 note=_EVERY_WORLD,
                 **_fixes(config, nodes, None),
@@ -227,12 +175,12 @@ def _without_world_size(use, nodes, tbs, mbs, gas):
         derived = "gradient_accumulation_steps" if divisor_key == MBS else "train_micro_batch_size_per_gpu"
         yield Finding(
             anchor,
-            f"train_batch_size {_fmt(tbs)} is smaller than {divisor_key} {_fmt(divisor)}",
+            f"train_batch_size {format_number(tbs)} is smaller than {divisor_key} {format_number(divisor)}",
             related=related,
             note=f"DeepSpeed derives {derived} = 0, and its batch assertion fails for every world size",
         )
     elif tbs % divisor:
-        yield Finding(anchor, f"train_batch_size {_fmt(tbs)} is not a multiple of {divisor_key} {_fmt(divisor)}", related=related,
+        yield Finding(anchor, f"train_batch_size {format_number(tbs)} is not a multiple of {divisor_key} {format_number(divisor)}", related=related,
                       note=_EVERY_WORLD)
 
 
@@ -273,7 +221,7 @@ def _world_related(use) -> list[Related]:
     if setting is None:
         return []
     span = getattr(setting, "span", None)
-    return [Related(f"world size {_fmt(setting.value)} from {setting.origin}", span, origin=setting.origin)]
+    return [Related(f"world size {format_number(setting.value)} from {setting.origin}", span, origin=setting.origin)]
 
 
 def _fixes(config: Mapping, nodes, product) -> dict:
@@ -283,7 +231,7 @@ def _fixes(config: Mapping, nodes, product) -> dict:
         fix = Fix.safe("Remove train_batch_size so DeepSpeed derives it", remove_json_entry(config, config.entry(TBS)))
     if nodes[TBS] is not None and product is not None and product > 0:
         value = int(product) if isinstance(product, float) and product.is_integer() else product
-        alternatives.append(Fix.unsafe(f"Set train_batch_size to {_fmt(value)} (changes the global batch)", replace_value(nodes[TBS], value)))
+        alternatives.append(Fix.unsafe(f"Set train_batch_size to {format_number(value)} (changes the global batch)", replace_value(nodes[TBS], value)))
     if fix is None and alternatives:
         fix = alternatives.pop(0)
     return {"fix": fix, "alternatives": alternatives}
@@ -353,7 +301,7 @@ def batch_value_type(use, context):
             continue
         if isinstance(node, Scalar) and not isinstance(value, (bool, str)) and isinstance(value, (int, float)):
             if isinstance(value, float) and math.isfinite(value) and not value.is_integer():
-                yield Finding(node.span, f"{key} is {_fmt(value)}, a fraction", note="batch sizes and accumulation steps are whole numbers")
+                yield Finding(node.span, f"{key} is {format_number(value)}, a fraction", note="batch sizes and accumulation steps are whole numbers")
             elif isinstance(value, float) and not math.isfinite(value):
                 yield Finding(node.span, f"{key} is {value}: not a usable number")
             continue

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dslint.diagnostics import Finding, Fix, Related
 from dslint.documents.model import DEEPSPEED, Mapping, walk
-from dslint.edits import remove_json_entry
+from dslint.documents.edits import remove_json_entry
 from dslint.rule import rule
 
 

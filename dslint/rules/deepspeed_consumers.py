@@ -52,7 +52,7 @@ def zero_section_required(use, context):
         "'Please specify the ZeRO optimization config in the DeepSpeed config.'"
     severity = None
     if use.consumer == "hf":
-        from dslint.versions import compare
+        from dslint.evidence.versions import compare
 
         found = ds.reader_versions(use, context, "transformers")
         verdict = found.judge(lambda v: compare(v, ds.TRAINER_VIA_ACCELERATE) >= 0)

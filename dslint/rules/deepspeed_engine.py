@@ -42,7 +42,7 @@ from __future__ import annotations
 
 from dslint.diagnostics import Finding, Fix, Related, Severity
 from dslint.documents.model import Mapping, Scalar
-from dslint.edits import remove_json_entry, replace_value
+from dslint.documents.edits import remove_json_entry, replace_value
 from dslint.rule import rule
 from dslint.rules import _deepspeed as ds
 
@@ -261,7 +261,7 @@ def _unconverted(use, context, anchor_item, device):
     raises there. Nothing where every allowed release converts it."""
     if use.consumer not in _CONVERTS:
         return
-    from dslint.versions import compare
+    from dslint.evidence.versions import compare
 
     package, since, what = _CONVERTS[use.consumer]
     plan = use.launch
@@ -296,7 +296,7 @@ def _swapped_optimizer(use, context, anchor_item, device):
     if plan is None:
         return
     from dslint.rules.launch import TrainingArgs
-    from dslint.versions import candidates, compare
+    from dslint.evidence.versions import candidates, compare
 
     args = TrainingArgs(plan)
     optim, related = args.get("optim")

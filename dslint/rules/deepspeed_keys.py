@@ -13,7 +13,7 @@ import difflib
 
 from dslint.diagnostics import Edit, Finding, Fix, Related, Severity
 from dslint.documents.model import Entry, Mapping, Scalar
-from dslint.edits import remove_json_entry, rename_key
+from dslint.documents.edits import remove_json_entry, rename_key
 from dslint.rule import rule
 from dslint.rules import _deepspeed as ds
 
@@ -274,7 +274,7 @@ def _project_reads(use, path: tuple, key: str):
 def _repository_reads(use, context, path: tuple, key: str):
     """For a top-level key of a config no launch reaches, or whose launch names a program that
     could not be read (missing, unparseable, outside the repository): where the repository's own
-    Python looks a key of that name up (dslint.project_keys), or None. There is no program to ask,
+    Python looks a key of that name up (dslint.evidence.project_keys), or None. There is no program to ask,
     so any lookup by the literal name counts as a possible reader."""
     if path:
         return None
@@ -284,8 +284,8 @@ def _repository_reads(use, context, path: tuple, key: str):
             return None  # the program was read (it answers) or is a known framework's
     import os
 
-    from dslint.project_keys import ProjectKeys
-    from dslint.versions import search_root
+    from dslint.evidence.project_keys import ProjectKeys
+    from dslint.files.roots import search_root
 
     memo = getattr(context, "memo", None)
     keys = memo.get("project_keys") if memo is not None else None

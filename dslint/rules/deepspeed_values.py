@@ -14,7 +14,7 @@ from typing import NamedTuple
 
 from dslint.diagnostics import Edit, Finding, Fix, Severity
 from dslint.documents.model import Entry, Mapping, Node, Scalar, Sequence
-from dslint.edits import remove_json_entry, replace_value
+from dslint.documents.edits import remove_json_entry, replace_value
 from dslint.rule import rule
 from dslint.rules import _deepspeed as ds
 

@@ -45,7 +45,7 @@ def _generations():
 
 def _fails(model_type: str, name: str, version: str) -> bool | None:
     """Does transformers ``version`` lack a module class ``name`` for ``model_type``? None: cannot tell."""
-    from dslint.versions import compare
+    from dslint.evidence.versions import compare
 
     generations = _generations()
     for shipped, classes, exact in generations:
@@ -66,7 +66,7 @@ def _fails(model_type: str, name: str, version: str) -> bool | None:
 
 def _model(plan):
     """(model_type, Related saying how it was identified, certain) or None."""
-    from dslint.models import local_model_type, model_type_of
+    from dslint.evidence.models import local_model_type, model_type_of
 
     arg = plan.arg(*MODEL_ARGS)
     if arg is None or not isinstance(arg.value, str) or not arg.value.strip():
@@ -226,7 +226,7 @@ def fsdp_layer_class(plan, context):
     if model is None:
         return
     model_type, model_related, certain = model
-    from dslint.versions import candidates
+    from dslint.evidence.versions import candidates
 
     start = plan.origin.path if plan.origin is not None else None
     found = candidates("transformers", start, context.settings, plan.program)
@@ -311,9 +311,9 @@ def fsdp_config_key(document, context):
     section = mapping.get("fsdp_config") if mapping is not None else None
     if not isinstance(section, Mapping):
         return
-    from dslint.edits import rename_key
+    from dslint.documents.edits import rename_key
     from dslint.diagnostics import Severity
-    from dslint.versions import candidates, compare
+    from dslint.evidence.versions import candidates, compare
 
     found = candidates("accelerate", document.path, context.settings)
 

@@ -7,7 +7,7 @@ import re
 
 from dslint.diagnostics import Finding, Fix, Related, Severity
 from dslint.documents.model import SCRIPT, Mapping, Scalar
-from dslint.edits import replace_value
+from dslint.documents.edits import replace_value
 from dslint.launch.plan import HF_LIKE
 from dslint.launch.presets import SWIFT_PRESETS
 from dslint.rule import rule

@@ -11,14 +11,14 @@ from dslint.rule import rule
 
 if TYPE_CHECKING:
     from dslint.explain import Explanation
-    from dslint.memory import MemoryInputs
+    from dslint.explain.memory import MemoryInputs
 
 
 def _load() -> None:
     """Import the estimator when the rule first runs: loading the rules (every dslint start) stays cheap."""
     global GiB, MemoryInputs, estimate_for, explain_plan, options_from_settings, show_range
     from dslint.explain import estimate_for, explain_plan, options_from_settings
-    from dslint.memory import GiB, MemoryInputs, show_range
+    from dslint.explain.memory import GiB, MemoryInputs, show_range
 
 HEADROOM = 0.9  # a cheaper setup must leave 10% for the CUDA context, NCCL and fragmentation
 
@@ -125,7 +125,7 @@ def memory_fit(plan, context):
 
 
 def _model_text(e: Explanation) -> str:
-    from dslint.models import format_count
+    from dslint.evidence.models import format_count
 
     shape = e.model.shape
     parts = [f"{shape.name}, {format_count(shape.params)} parameters"]

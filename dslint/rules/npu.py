@@ -13,7 +13,7 @@ from __future__ import annotations
 from dslint.diagnostics import Edit, Finding, Fix, Related, Severity
 from dslint.launch.target import NO_BF16, hardware, launch_target, npu_target
 from dslint.rule import rule
-from dslint.rules._args import as_int, flag, integer, remove_arg, text, written
+from dslint.launch.args import as_int, flag, integer, remove_arg, text, written
 from dslint.source import Span
 
 

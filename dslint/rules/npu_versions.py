@@ -2,7 +2,7 @@
 
 Each rule carries the ranges of versions in which the feature fails on NPU, read from the
 released sources (the versions are named on each rule page). The versions a launch may run
-with come from dslint.versions (settings, pins, the program's evidence; with none, every
+with come from dslint.evidence.versions (settings, pins, the program's evidence; with none, every
 release dslint knows): an error when every one of them fails, otherwise info naming the
 failing versions.
 """
@@ -16,8 +16,8 @@ from dslint.documents.model import Mapping, Scalar
 from dslint.launch.target import npu_document_target, npu_target
 from dslint.rule import rule
 from dslint.rules import _deepspeed as ds
-from dslint.rules._args import text, written
-from dslint.versions import Verdict, candidates, compare
+from dslint.launch.args import text, written
+from dslint.evidence.versions import Verdict, candidates, compare
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dslint.diagnostics import Edit, Finding, Fix, Related, Severity
 from dslint.frameworks import openrlhf
 from dslint.rule import rule
-from dslint.rules._args import Value, complete, written
+from dslint.launch.args import Value, complete, written
 
 
 def _shown(v: Value, name: str) -> str:

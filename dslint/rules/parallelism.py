@@ -14,10 +14,10 @@ import re
 
 from dslint.diagnostics import Edit, Finding, Fix, Related, Severity
 from dslint.documents.model import Mapping, Scalar
-from dslint.edits import replace_value, remove_json_entry
+from dslint.documents.edits import replace_value, remove_json_entry
 from dslint.rule import rule
 from dslint.rules import _deepspeed as ds
-from dslint.rules._args import Value, as_int, complete, flag, integer, remove_arg, where, written
+from dslint.launch.args import Value, as_int, complete, flag, integer, remove_arg, where, written
 
 MEGATRON_FLAGS = ("tensor_model_parallel_size", "pipeline_model_parallel_size", "micro_batch_size", "global_batch_size", "num_layers")
 HF_LIKE = ("hf", "swift", "llamafactory")
@@ -541,7 +541,7 @@ def generation_batch(plan, context):
       RLOO takes `num_generations` from 0.22.0. With evaluation on, the eval batch (processes ×
       `per_device_eval_batch_size`, default 8) must be a multiple too (from 0.15). TRL's
       defaults: batch 8, accumulation 1, `num_generations` 8 (RLOO 2). The TRL versions are the
-      candidates `dslint.versions` allows: an error where every one fails, info naming the
+      candidates `dslint.evidence.versions` allows: an error where every one fails, info naming the
       releases otherwise. A program dslint could not read is assumed to run TRL's trainer only
       when named after it and given TRL's on-policy arguments: a warning.
     - ms-swift GRPO (`swift rlhf --rlhf_type grpo`, swift/rlhf_trainers/args_mixin.py
@@ -633,7 +633,7 @@ def generation_batch(plan, context):
 def _trl_generation_batch(plan, context, trl, n):
     """DS416 for TRL's GRPOTrainer/RLOOTrainer, judged release by release (dslint.frameworks.grpo)."""
     from dslint.frameworks.grpo import eval_checked, generation as generation_of, judging
-    from dslint.versions import compare
+    from dslint.evidence.versions import compare
 
     label = trl.label
     versions, assumed, noted = judging(plan, context.settings, trl)

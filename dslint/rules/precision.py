@@ -13,7 +13,7 @@ from dslint.diagnostics import Edit, Finding, Fix, Related, Severity
 from dslint.launch.target import BF16_CAPABLE, NO_BF16, PRE_AMPERE, hardware, launch_target
 from dslint.rule import rule
 from dslint.rules import _deepspeed as ds
-from dslint.rules._args import as_bool, complete, flag, model_name, where, written
+from dslint.launch.args import as_bool, complete, flag, model_name, where, written
 from dslint.rules._precision import DTYPE_NAMES, LONG, OTHER, Precision, Vote, bf16_family, weights_vote
 
 HF_MESSAGE = "transformers stops with 'At most one of fp16 and bf16 can be True, but not both' (training_args.py:1784-1785)"

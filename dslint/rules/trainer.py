@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dslint.diagnostics import Finding, Fix, Related, Severity
 from dslint.documents.model import Mapping, Scalar
-from dslint.edits import remove_json_entry, replace_value
+from dslint.documents.edits import remove_json_entry, replace_value
 from dslint.rule import rule
 from dslint.rules import _deepspeed as ds
 from dslint.rules.launch import TrainingArgs, launch_related
@@ -173,7 +173,7 @@ def trainer_optimizer_ignored(use, context):
     passed = _optimizers_passed(plan)
     if passed is None or use.reference is None:
         return
-    from dslint.versions import candidates, compare
+    from dslint.evidence.versions import candidates, compare
 
     start = plan.origin.path if plan.origin is not None else None
     found = candidates("transformers", start, context.settings, plan.program)

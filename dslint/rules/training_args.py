@@ -2,7 +2,7 @@
 
 Every fact about names, types, choices and defaults comes from the schemas generated from the
 packages (schemas/transformers*, ms-swift*, llamafactory*, trl*, accelerate*); the version in
-use from dslint.versions (settings, installed distribution, repository pins). A verdict that
+use from dslint.evidence.versions (settings, installed distribution, repository pins). A verdict that
 depends on the version says which version it assumed and where that came from, and is an error
 only when that version is known; otherwise a warning.
 """
@@ -22,7 +22,7 @@ from dslint.rules import _training
 from dslint.rules._training import (
     PACKAGE_LABEL, ArgSpace, InUse, arg_space, documented, generations, in_use, plan_sets,
 )
-from dslint.versions import compare, parse_version
+from dslint.evidence.versions import compare, parse_version
 
 # Names another rule owns (DS312: ms-swift's tuner flag generations; DS311: --config).
 OWNED_ELSEWHERE = {"ms-swift": {"sft_type", "train_type", "tuner_type", "config", "config_file"}}
@@ -269,7 +269,7 @@ def unknown_training_argument(plan, context):
     from each package version (`dslint schema ms-swift`), including `--no_*` complements, dashed
     spellings and argparse's unique-prefix abbreviations.
 
-    Each version the launch may run with is judged (dslint/versions.py: a `*-version` setting,
+    Each version the launch may run with is judged (dslint/evidence/versions.py: a `*-version` setting,
     the installed package with `detect-installed-versions`, or the nearest pin in
     `requirements*.txt`, `pyproject.toml`, `setup.py`, `setup.cfg`, `environment.yml`, a
     Dockerfile or a lock file; with none, every version dslint knows), from the schema of its
@@ -1022,7 +1022,7 @@ _TRAINER_REFUSES = "4.46"
 
 def _transformers_for(llamafactory: str, pinned) -> tuple[str, ...]:
     """The transformers one LLaMA-Factory release may run with: the repository's pin, else what the release requires."""
-    from dslint.versions import allows, known_releases, parse_spec
+    from dslint.evidence.versions import allows, known_releases, parse_spec
 
     if not pinned.unbounded:
         return pinned.versions
@@ -1040,7 +1040,7 @@ def _release_matches(version: str, release: str) -> bool:
 
 def _eval_strategy_without_dataset(plan, context, ctx, strategy):
     """The Trainer's refusal of eval_strategy without an eval_dataset, judged over the transformers each candidate runs."""
-    from dslint.versions import candidates
+    from dslint.evidence.versions import candidates
 
     start = plan.origin.path if plan.origin is not None else None
     pinned = candidates("transformers", start, context.settings, plan.program)
@@ -1186,7 +1186,7 @@ def _use_reentrant_false(ctx: _Context, arg):
 
 def _deepspeed_before_fix(plan, context):
     """Where the DeepSpeed versions the launch may run with lack the fix; None when none does."""
-    from dslint.versions import candidates
+    from dslint.evidence.versions import candidates
 
     start = plan.origin.path if plan.origin is not None else None
     verdict = candidates("deepspeed", start, context.settings).judge(lambda v: compare(v, _REENTRANT_FIXED_IN) < 0)
@@ -1471,7 +1471,7 @@ def accelerate_unknown_key(document, context):
         note = "it raises 'The config file ... had unknown keys'"
         if elsewhere:
             note += f"; accelerate {', '.join(elsewhere)} has it"
-        from dslint.edits import rename_key
+        from dslint.documents.edits import rename_key
 
         fix = Fix.unsafe(f"Rename {key} to {close[0]}", rename_key(entry, close[0])) if close and close[0] != key \
             and verdict.everywhere else None

@@ -9,8 +9,8 @@ from __future__ import annotations
 from dslint.diagnostics import Finding, Related, Severity
 from dslint.frameworks import grpo
 from dslint.rule import rule
-from dslint.rules._args import flag, integer, text, where
-from dslint.versions import compare
+from dslint.launch.args import flag, integer, text, where
+from dslint.evidence.versions import compare
 
 
 def _least(*severities):
@@ -70,7 +70,7 @@ def trl_vllm_gpus(plan, context):
 
     ## What it checks
     For a launch of TRL's `GRPOTrainer` or `RLOOTrainer` (dslint/frameworks/grpo.py) with
-    `--use_vllm`, by TRL release (the candidates `dslint.versions` allows):
+    `--use_vllm`, by TRL release (the candidates `dslint.evidence.versions` allows):
     - `--vllm_mode colocate` (0.18.0 on; RLOO 0.22.0): vLLM runs inside the training processes,
       and `vllm_tensor_parallel_size` must divide their number: "vllm_tensor_parallel_size (3)
       must divide world size (8) evenly" (grpo_trainer.py:628-635 in 0.18.0; 1.x

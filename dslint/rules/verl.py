@@ -332,7 +332,7 @@ def _verl_parallel_size(plan, context):
 def _replica_nodes(plan, context, model, parts, size: int, per_node: int):
     """An async rollout replica larger than a node must span whole nodes (verl 0.6 on)."""
     from dslint.frameworks import releases
-    from dslint.versions import compare
+    from dslint.evidence.versions import compare
 
     mode = model.get(f"{verl.ROLLOUT}.mode")
     if mode.written and not mode.known:

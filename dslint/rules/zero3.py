@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dslint.diagnostics import Finding, Fix, Related, Severity
 from dslint.documents.model import Mapping
-from dslint.edits import remove_json_entry, replace_value
+from dslint.documents.edits import remove_json_entry, replace_value
 from dslint.rule import rule
 from dslint.rules import _deepspeed as ds
 

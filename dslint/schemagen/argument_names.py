@@ -51,7 +51,7 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from dslint.argnames import decode  # noqa: F401  (the reader of what encode writes)
+from dslint.evidence.argnames import decode  # noqa: F401  (the reader of what encode writes)
 from dslint.schemagen._hfargs import SCHEMA_DIR
 
 EXIT_OTHER_WHEELS = 3  # --check: the folder's wheels are not the ones the file was made from

@@ -8,7 +8,7 @@ Usage::
 A release is *known* when a shipped schema describes it: from the oldest schema generation's
 ``X.Y.0`` to the newest generation's version (DeepSpeed: ``deepspeed_range`` of
 deepspeed-versions.json). Final releases only; ``.postN`` re-uploads count as their release.
-When nothing pins a package, rules judge every known release (dslint/versions.py).
+When nothing pins a package, rules judge every known release (dslint/evidence/versions.py).
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 It holds what a later run can reuse while the files it came from are unchanged, under a folder
 per dslint version (a new dslint never reads an older one's entries):
 
-- ``names.json``: for each launch-capable file, the config names it mentions (dslint.context),
+- ``names.json``: for each launch-capable file, the config names it mentions (dslint.run.context),
   so that the launch context of a staged file costs a ``stat`` per file, not a read;
 - ``results/``: whole runs, keyed by their settings and command, with every file they read
   (dslint.cache_results).
@@ -105,7 +105,7 @@ class NameIndex:
                 pass
 
     def names(self, path: Path) -> frozenset[str]:
-        from dslint.context import mentioned_names
+        from dslint.run.context import mentioned_names
 
         key = os.path.abspath(path)
         # the answer depends on the file's content even when it comes from the index unread
@@ -339,7 +339,7 @@ def unchanged(inputs: dict[str, tuple]) -> bool:
 
 class DocumentCache:
     """Parsed documents by content, display name and dslint build: for the files a launch
-    context reads (dslint.context), which stay the same while the config they name changes."""
+    context reads (dslint.run.context), which stay the same while the config they name changes."""
 
     #: Larger files are read as usual: launch scripts and training configs are small.
     LIMIT = 256 * 1024

@@ -36,8 +36,8 @@ from dslint.documents.classify import JSON_SUFFIXES
 from dslint.documents.model import ACCELERATE, SCRIPT, TRAINING_JSON, TRAINING_YAML, Document
 
 if TYPE_CHECKING:  # (only for the annotations: the engine imports this module, never the other way round)
-    from dslint.discovery import Candidate
-    from dslint.engine import Engine, RunResult
+    from dslint.files.discovery import Candidate
+    from dslint.run.engine import Engine, RunResult
 
 THRESHOLD = 300  # files in the run
 MIN_SHARE = 50  # JSON files; below that the worker saves less than it costs

@@ -2,7 +2,7 @@
 
 As in ruff: a file named on the command line is always read (``force-exclude`` applies the
 exclusion globs to it too, which pre-commit needs, since it names every file); a walk skips
-what the exclusion globs, git's ignore files (dslint/gitignore.py) and the hard-wired folders
+what the exclusion globs, git's ignore files (dslint/files/gitignore.py) and the hard-wired folders
 below rule out, each with its reason for ``-v``. A folder found while walking that holds what
 training writes (weights, trainer state, optimizer state, a DeepSpeed checkpoint) is a run's
 output, not a place for launch configs, and is not entered either.
@@ -19,7 +19,7 @@ from pathlib import Path
 
 from dslint.config import Scopes, Settings
 from dslint.documents.classify import JSON_SUFFIXES, SCRIPT_SUFFIXES, YAML_SUFFIXES
-from dslint.gitignore import IgnoreFile, decide, find_repository, repository_at, repository_sources
+from dslint.files.gitignore import IgnoreFile, decide, find_repository, repository_at, repository_sources
 
 SKIP_DIRS = frozenset(
     {
@@ -55,7 +55,7 @@ class Candidate:
     display: str  # as reported
     explicit: bool  # named on the command line (not found by walking)
     settings: Settings | None = field(default=None, compare=False, repr=False)  # its folder's (Scopes)
-    # read only because it names a given file (dslint.context): its findings count where they involve one
+    # read only because it names a given file (dslint.run.context): its findings count where they involve one
     context: bool = field(default=False, compare=False)
 
 

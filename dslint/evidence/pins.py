@@ -4,7 +4,7 @@ Read statically, nothing imported or executed: ``requirements*.txt`` / ``*.in`` 
 ``requirements/*.txt``) with their ``-r``/``-c`` includes, ``pyproject.toml`` (PEP 621, PEP 735
 dependency groups, poetry, uv, pdm), ``setup.py`` (``ast``), ``setup.cfg``, ``environment*.yml``,
 ``pip install`` lines of Dockerfiles (also in ``docker/``), and the lock files ``uv.lock``,
-``poetry.lock`` and ``pdm.lock``. :mod:`dslint.versions` decides what the pins mean.
+``poetry.lock`` and ``pdm.lock``. :mod:`dslint.evidence.versions` decides what the pins mean.
 """
 
 from __future__ import annotations

@@ -13,8 +13,8 @@ from pathlib import Path
 
 from dslint.config import Scopes, Settings
 from dslint.diagnostics import Diagnostic
-from dslint.discovery import Candidate, discover
-from dslint.engine import Engine, RunResult
+from dslint.files.discovery import Candidate, discover
+from dslint.run.engine import Engine, RunResult
 from dslint.rule import PluginError, Rule
 
 
@@ -39,13 +39,13 @@ def lint(found: tuple[list[Candidate], list[tuple[str, str]]], scopes: Scopes, r
     """Lint what ``find`` found, one engine per settings object; ``progress.engines`` gets each engine (the CLI's progress line).
 
     ``context``: configs named on the command line are linted with the launches of their
-    repository that name them (dslint.context), whose findings count where they involve a given file.
+    repository that name them (dslint.run.context), whose findings count where they involve a given file.
     ``cache``: keep what that finds (the reference index, the parsed launches) in .dslint_cache/.
     """
     candidates, skipped = found
     root = None
     if cache:
-        from dslint.cache import cache_root
+        from dslint.run.cache import cache_root
 
         root = cache_root()
     extra = _context(candidates, scopes, root) if context else []
@@ -62,7 +62,7 @@ def lint(found: tuple[list[Candidate], list[tuple[str, str]]], scopes: Scopes, r
     for index, (settings, members) in enumerate(groups.values()):
         engine = Engine(settings, rules=rules, plugin_errors=plugin_errors)
         if extra and root is not None:
-            from dslint.cache import DocumentCache
+            from dslint.run.cache import DocumentCache
 
             engine.document_cache = DocumentCache(root)
         if progress is not None:
@@ -78,11 +78,11 @@ def lint(found: tuple[list[Candidate], list[tuple[str, str]]], scopes: Scopes, r
 
 
 def _context(candidates: list[Candidate], scopes: Scopes, root: Path | None) -> list[Candidate]:
-    from dslint.context import context_candidates, wants_context
+    from dslint.run.context import context_candidates, wants_context
 
     if not wants_context(candidates):
         return []
-    from dslint.cache import NameIndex
+    from dslint.run.cache import NameIndex
 
     return context_candidates(candidates, scopes, Path.cwd(), NameIndex(root))
 
@@ -92,7 +92,7 @@ def _only_what_involves(result: RunResult, context: set[str], given: set[str]) -
     given file; never a fix that edits a file nobody asked dslint to check."""
     from dataclasses import replace
 
-    from dslint.context import involves
+    from dslint.run.context import involves
 
     kept = []
     for diagnostic in result.diagnostics:

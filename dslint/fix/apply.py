@@ -14,7 +14,7 @@ import tempfile
 from dataclasses import dataclass, field
 
 from dslint.diagnostics import SAFE, Diagnostic, Edit, Fix
-from dslint.edits import apply_edits
+from dslint.documents.edits import apply_edits
 from dslint.source import SourceFile
 
 MAX_PASSES = 10

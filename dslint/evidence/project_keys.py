@@ -10,7 +10,7 @@ repository's Python files are: any ``x["k"]``, ``x.get("k")``/``.pop``/``.setdef
 This is asked only when a rule has a key to ask about, and kept cheap: one walk of the
 repository per run (skipping what discovery skips), each file's text read once, and a file is
 parsed only when its text holds the key in quotes. Files are read through ``open`` and folders
-listed through ``os.scandir``, so a recording run (dslint.cache.Recorder) notes them as inputs
+listed through ``os.scandir``, so a recording run (dslint.run.cache.Recorder) notes them as inputs
 and its cache is invalidated when one changes.
 """
 
@@ -69,7 +69,7 @@ class ProjectKeys:
 
 
 def _read_python_files(root: str):
-    from dslint.discovery import SKIP_DIRS
+    from dslint.files.discovery import SKIP_DIRS
 
     count = total = 0
     for directory, dirnames, filenames in os.walk(root):

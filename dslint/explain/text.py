@@ -7,8 +7,8 @@ that applied); the memory table lists every term with the formula it was compute
 from __future__ import annotations
 
 from dslint.explain import Explanation, Value
-from dslint.memory import GiB, show_range
-from dslint.models import format_count
+from dslint.explain.memory import GiB, show_range
+from dslint.evidence.models import format_count
 
 CONSUMERS = {
     "hf": "HF Trainer",

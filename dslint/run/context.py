@@ -11,7 +11,7 @@ a related place is in one), so the hook fails on the edited JSON and names the l
 
 Finding them is cheap: the walk honours .gitignore and the exclusions like any walk, and each
 file's mentions of config names come from the persistent index in ``.dslint_cache/``
-(dslint.cache), so only files that changed since the last run are read.
+(dslint.run.cache), so only files that changed since the last run are read.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ def wants_context(candidates) -> list:
 
 def repository_root(path: Path) -> Path:
     """Where a file's launches may be: its git work tree, else its project, else its folder."""
-    from dslint.gitignore import find_repository
+    from dslint.files.gitignore import find_repository
 
     start = Path(os.path.abspath(path)).parent
     found = find_repository(start)
@@ -57,7 +57,7 @@ def repository_root(path: Path) -> Path:
 def context_candidates(candidates, scopes, cwd: Path, index) -> list:
     """Files of the given configs' repositories that name them (directly or a few steps up),
     as non-explicit candidates marked ``context``; empty when no config was named."""
-    from dslint.discovery import discover
+    from dslint.files.discovery import discover
 
     given = wants_context(candidates)
     if not given:

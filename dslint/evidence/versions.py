@@ -13,7 +13,7 @@ Nothing is imported. The evidence, in order of precedence:
    depends on the version is then at most ``info``. Where nothing below pins another package,
    the checkout's own requirements do (it is installed from there: ``transformers>=4.45.0`` in
    ``LLaMA-Factory/requirements.txt``).
-4. Pins in the repository (:mod:`dslint.pins`): the nearest folder, from the linted file's folder
+4. Pins in the repository (:mod:`dslint.evidence.pins`): the nearest folder, from the linted file's folder
    up to the repository root (the folder holding ``.git``; without one, the nearest folder with a
    ``pyproject.toml``, ``setup.py`` or ``setup.cfg``, else the folder dslint runs from), whose
    files pin the package in any source.
@@ -40,7 +40,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from dslint.pins import PACKAGES, Pin, pins_in
+from dslint.evidence.pins import PACKAGES, Pin, pins_in
+from dslint.files.roots import search_root
 
 #: package -> the Settings attribute of its ``<package>-version`` setting.
 SETTINGS = {
@@ -276,36 +277,6 @@ def _folder_evidence(package: str, pins: list[Pin]) -> Evidence | None:
 
 def _unique(values: Iterable[str | None]) -> tuple[str, ...]:
     return tuple(sorted({v for v in values if v}, key=parse_version))
-
-
-@lru_cache(maxsize=4096)  # asked for every folder above every file: once per folder is enough
-def search_root(directory: str, run_root: str | None = None) -> str:
-    """Where the search for pins stops: the repository root (the folder holding ``.git``); without
-    one, the nearest project root (``pyproject.toml``, ``setup.py``, ``setup.cfg``); without one,
-    the folder dslint runs from (its configuration's folder or the working directory) when
-    ``directory`` is inside it, else ``directory`` itself."""
-    found = _repository_root(directory)
-    if found is not None:
-        return found
-    here = directory
-    while True:
-        if any(os.path.exists(os.path.join(here, m)) for m in ("pyproject.toml", "setup.py", "setup.cfg")):
-            return here
-        parent = os.path.dirname(here)
-        if parent == here:
-            break
-        here = parent
-    if run_root is not None and (directory == run_root or directory.startswith(run_root.rstrip(os.sep) + os.sep)):
-        return run_root
-    return directory
-
-
-@lru_cache(maxsize=4096)
-def _repository_root(directory: str) -> str | None:
-    if os.path.exists(os.path.join(directory, ".git")):
-        return directory
-    parent = os.path.dirname(directory)
-    return None if parent == directory else _repository_root(parent)
 
 
 def _start_folder(start: str | Path) -> str:
@@ -599,14 +570,13 @@ def _candidates(package: str, found: Evidence | None, root: Path | None) -> Cand
 
 
 def clear_cache() -> None:
-    from dslint import pins
-
+    from dslint.evidence import pins
+    from dslint.files import roots
     from dslint.launch import vendored
 
     pins.clear_cache()
     vendored.clear_cache()
-    search_root.cache_clear()
-    _repository_root.cache_clear()
+    roots.clear_cache()
     _folder_of.cache_clear()
     repository_evidence.cache_clear()
     _candidates.cache_clear()

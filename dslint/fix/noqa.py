@@ -3,7 +3,7 @@
 A comment goes at the end of the finding's line (or extends a ``dslint: disable=`` comment
 already there); for a finding inside a shell command continued with ``\\`` over several lines,
 it goes on a line of its own above the command, which covers all of the command
-(dslint/suppressions.py), because a comment inside it would end the command. Comments go only
+(dslint/run/suppressions.py), because a comment inside it would end the command. Comments go only
 where the file's format has them and only where they leave the file's meaning unchanged, which
 is checked rather than assumed: after each insertion the file is parsed again and its values
 (YAML, JSON) or its tokens other than comments (shell) must be exactly as before. Otherwise the
@@ -25,9 +25,9 @@ from typing import Any, Callable
 
 from dslint.diagnostics import Diagnostic
 from dslint.documents.model import ACCELERATE, DEEPSPEED, SCRIPT, TRAINING_JSON, TRAINING_YAML, Document, Mapping, Scalar, Sequence
-from dslint.fix import write_atomic
+from dslint.fix.apply import write_atomic
 from dslint.source import SourceFile
-from dslint.suppressions import DIRECTIVE, command_lines, continued_lines
+from dslint.run.suppressions import DIRECTIVE, command_lines, continued_lines
 
 
 

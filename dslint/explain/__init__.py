@@ -3,7 +3,7 @@
 Built from the launch plans (dslint.launch.plan) with pure functions; ``explain_result`` returns
 one ``Explanation`` per launch (and per DeepSpeed config no launch reaches, when a world size is
 given). ``Explanation.to_dict`` is the JSON form documented in docs/explain.md and
-schemas/explain.schema.json; dslint/report/explain_text.py renders the text form.
+schemas/explain.schema.json; dslint/explain/text.py renders the text form.
 
 The arithmetic follows the consumers:
 
@@ -32,7 +32,7 @@ from typing import Any
 
 from dslint.documents.model import Mapping, Scalar
 from dslint.launch.plan import HF_LIKE, Arg, LaunchPlan, Sourced
-from dslint.memory import (
+from dslint.explain.memory import (
     AMBIGUOUS_HARDWARE,
     ActivationInputs,
     MemoryEstimate,
@@ -41,7 +41,7 @@ from dslint.memory import (
     estimate,
     hardware_memory,
 )
-from dslint.models import ModelShape, from_count, read_local_config, recognise
+from dslint.evidence.models import ModelShape, from_count, read_local_config, recognise
 from dslint.values import as_int
 
 SCHEMA_VERSION = 1
@@ -435,12 +435,12 @@ class Explanation:
 
 @dataclass
 class PackageVersions:
-    """The versions of one package a launch may run with, and the evidence (dslint.versions)."""
+    """The versions of one package a launch may run with, and the evidence (dslint.evidence.versions)."""
 
-    candidates: Any  # dslint.versions.Candidates
+    candidates: Any  # dslint.evidence.versions.Candidates
 
     def to_dict(self) -> dict:
-        from dslint.versions import display_path
+        from dslint.evidence.versions import display_path
 
         found = self.candidates
         evidence = found.evidence
@@ -485,7 +485,7 @@ class Options:
     hardware: str | None = None
     hardware_origin: str | None = None
     cwd: Path | None = None
-    settings: Any = field(default=None, compare=False)  # for the package versions (dslint.versions)
+    settings: Any = field(default=None, compare=False)  # for the package versions (dslint.evidence.versions)
     versions: bool = False  # resolve the package versions (dslint explain)
 
 
@@ -650,7 +650,7 @@ class _Builder:
         return batch_of(self.plan, self.options.settings) if self.plan.command is not None or self.plan.program is not None else None
 
     def versions(self) -> list[PackageVersions]:
-        from dslint.versions import candidates
+        from dslint.evidence.versions import candidates
 
         start = self.plan.origin.path if self.plan.origin is not None else None
         return [PackageVersions(candidates(package, start, self.options.settings, self.plan.program))
@@ -828,7 +828,7 @@ class _Builder:
         return batch
 
     def _deepspeed_batch(self) -> Batch:
-        from dslint.rules.batch import derive
+        from dslint.frameworks.deepspeed import derive
 
         notes: list[str] = []
         config = self.config
@@ -1415,7 +1415,7 @@ def estimate_for(inputs: MemoryInputs) -> MemoryEstimate:
     Adam moments in the weights' dtype, and DDP's gradient buckets (a second gradient copy)."""
     if inputs.zero.scheme != "ddp":
         return estimate(inputs)
-    from dslint.memory import Term, activation_terms
+    from dslint.explain.memory import Term, activation_terms
 
     wb = inputs.weight_bytes
     mp = max(inputs.model_parallel, 1)

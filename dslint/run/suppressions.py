@@ -4,7 +4,7 @@
 own it covers the next line too, and when that line starts a command continued with ``\\``
 (a launch script), every line of that command: a comment cannot go inside such a command,
 because bash ends the command at it. ``# dslint: disable-file=CODE`` covers the whole file.
-The engine filters findings with ``Suppressions``; ``--add-noqa`` (dslint/noqa.py) writes
+The engine filters findings with ``Suppressions``; ``--add-noqa`` (dslint/fix/noqa.py) writes
 comments in the same grammar, reading existing ones with ``DIRECTIVE``.
 """
 

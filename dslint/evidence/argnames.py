@@ -15,7 +15,7 @@ import json
 from dataclasses import dataclass
 from functools import lru_cache
 
-from dslint.versions import parse_version
+from dslint.evidence.versions import parse_version
 
 
 def decode(data: dict) -> dict[str, frozenset[str]]:

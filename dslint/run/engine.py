@@ -14,12 +14,12 @@ from pathlib import Path
 
 from dslint.config import Scopes, Settings
 from dslint.diagnostics import Diagnostic, Finding, Severity
-from dslint.discovery import Candidate, discover, matches
+from dslint.files.discovery import Candidate, discover, matches
 from dslint.documents import Skipped, read_candidate
 from dslint.documents.model import DEEPSPEED, SCRIPT, TRAINING_JSON, TRAINING_YAML, Document
 from dslint.rule import Context, PluginError, Rule, load_rules
 from dslint.source import SourceFile
-from dslint.suppressions import Suppressions, continued_lines
+from dslint.run.suppressions import Suppressions, continued_lines
 from dslint.targets import UNJUDGED, UNKNOWN, UNUSED, USED, DeepSpeedUse, FileSuppressions, SuppressedCode
 
 @dataclass
@@ -93,7 +93,7 @@ class Engine:
         self.rules = [r for r in rules if is_selected(r, settings)]
         self.context = Context(settings=settings)
         self.files_read = 0  # read by the command line's progress line
-        # parsed documents of the files read for launch context, kept across runs (dslint.cache)
+        # parsed documents of the files read for launch context, kept across runs (dslint.run.cache)
         self.document_cache = None
 
     # files ----------------------------------------------------------------------------
@@ -101,7 +101,7 @@ class Engine:
     def lint_paths(self, paths: list[str], overrides: dict[str, bytes] | None = None, *, split: bool = False) -> RunResult:
         """Lint files on disk; ``overrides`` replaces some files' bytes (the fixer's passes).
 
-        ``split``: large runs may put the JSON files on a second process (dslint/split.py); the
+        ``split``: large runs may put the JSON files on a second process (dslint/run/split.py); the
         result then has the diagnostics, skipped files and counts, but ``documents`` and
         ``plans`` only of this process's share, so callers that need those leave it off.
         """
@@ -110,10 +110,10 @@ class Engine:
 
     def lint_found(self, candidates: list[Candidate], skipped: list[tuple[str, str]], overrides: dict[str, bytes] | None = None,
                    *, split: bool = False) -> RunResult:
-        """Lint discovered files (``lint_paths`` after discovery; dslint.workspace calls it per settings)."""
+        """Lint discovered files (``lint_paths`` after discovery; dslint.run.workspace calls it per settings)."""
         result = RunResult(skipped=list(skipped), plugin_errors=list(self.plugin_errors))
         if split and not overrides:
-            from dslint import split as splitting
+            from dslint.run import split as splitting
 
             share = splitting.worker_share(candidates)
             if share:
@@ -167,9 +167,9 @@ class Engine:
 
     def lint_documents(self, documents: list[Document], result: RunResult | None = None, overrides: dict[str, bytes] | None = None,
                        *, adopt=None, context: set[str] = frozenset()) -> RunResult:
-        """``adopt``: files another process reads (dslint.split.Adoptable), read here when a launch names one.
+        """``adopt``: files another process reads (dslint.run.split.Adoptable), read here when a launch names one.
 
-        ``context``: documents read only for the launches they make (dslint.context). The rules of
+        ``context``: documents read only for the launches they make (dslint.run.context). The rules of
         one document and the suppression judges skip them: what those find stays in that file, and
         only findings that involve a named file are reported from a context run.
         """

@@ -1,0 +1,1 @@
+"""Which files a run reads: discovery, .gitignore, repository roots."""

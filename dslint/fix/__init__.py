@@ -1,0 +1,1 @@
+"""Writing to the user's files: fixes and ``--add-noqa``."""

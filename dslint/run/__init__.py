@@ -1,0 +1,1 @@
+"""The run: engine, the worker split, the cache, workspaces, launch context and suppressions."""
