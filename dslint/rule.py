@@ -126,7 +126,23 @@ class Context:
 
 
 def rules_in_module(module) -> list[Rule]:
-    return [value for value in vars(module).values() if isinstance(value, Rule)]
+    """The rules defined at the top level of ``module``; for a package (a family of one-rule
+    modules, as dslint's own), those of its public modules as well."""
+    found = [value for value in vars(module).values() if isinstance(value, Rule)]
+    if hasattr(module, "__path__"):
+        import pkgutil
+        from importlib import import_module
+
+        for info in pkgutil.iter_modules(module.__path__):
+            if not info.name.startswith("_"):
+                found += [r for r in rules_in_module(import_module(f"{module.__name__}.{info.name}")) if r not in found]
+    return found
+
+
+def _family(index: dict[str, list[Rule]], module_name: str) -> list[Rule]:
+    """The indexed rules of an entry point's module: its own, or its submodules' for a package."""
+    prefix = module_name + "."
+    return [r for module, rules in index.items() if module == module_name or module.startswith(prefix) for r in rules]
 
 
 @dataclass
@@ -153,8 +169,9 @@ def load_rules(group: str = ENTRY_POINT_GROUP, lazy: bool = True) -> tuple[list[
     builtin_first = sorted(entry_points(group), key=lambda e: (not e[1].startswith("dslint."), e[0]))
     for name, value in builtin_first:
         module_name = value.split(":")[0].strip()
-        if module_name in index:
-            found_rules = index[module_name]
+        in_index = _family(index, module_name)
+        if in_index:
+            found_rules = in_index
         else:
             try:
                 module = import_module(module_name)

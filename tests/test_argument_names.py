@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from dslint import argnames
+from dslint.evidence import argnames
 from dslint.schemagen import argument_names as generator
 from dslint.schemagen.generations import ARGUMENT_WHEELS, wheel_name
 from dslint.evidence.versions import known_releases

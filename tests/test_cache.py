@@ -28,7 +28,8 @@ def project(tmp_path, monkeypatch):
 
 def check(*args: str, expect_lint: bool | None = None, monkeypatch=None) -> tuple[int, str]:
     """Run `dslint check` in this process; with ``expect_lint``, assert whether it linted or replayed."""
-    from dslint import cli, workspace
+    from dslint import cli
+    from dslint.run import workspace
 
     calls = []
     if monkeypatch is not None:

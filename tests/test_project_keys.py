@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from dslint import project_keys
+from dslint.evidence import project_keys
 from dslint.run.cache import Recorder
 from dslint.config import Settings
 from dslint.run.engine import Engine

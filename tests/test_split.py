@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from dslint import split
+from dslint.run import split
 from dslint.config import Settings
 from dslint.run.engine import Engine
 
