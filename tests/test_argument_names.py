@@ -10,7 +10,8 @@ import pytest
 
 from dslint.evidence import argnames
 from dslint.schemagen import argument_names as generator
-from dslint.schemagen.generations import ARGUMENT_WHEELS, wheel_name
+from dslint.schemagen.downloads import wheel_name
+from dslint.schemagen.generations import ARGUMENT_WHEELS
 from dslint.evidence.versions import known_releases
 from oracle_support import prepared_downloads
 

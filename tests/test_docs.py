@@ -55,7 +55,7 @@ def test_rules_md_is_up_to_date():
 
 def test_rule_index_is_up_to_date():
     """dslint/rule_index.py, from which runs make the built-in rules without importing them."""
-    assert RULES_INDEX == ROOT / "dslint" / "rules" / "_index.py"
+    assert RULES_INDEX == ROOT / "dslint" / "rule_index.py"
     current = RULES_INDEX.read_text(encoding="utf-8") if RULES_INDEX.is_file() else ""
     assert current == render_index(builtin_rules()), f"dslint/rule_index.py is out of date: run `{REGENERATE}` in {ROOT} and commit the result"
 

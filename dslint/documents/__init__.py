@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from dslint.files.suffixes import JSON_SUFFIXES
 from dslint.documents.classify import (
-    JSON_SUFFIXES,
     classify_json,
     classify_script,
     classify_unparsable_json,

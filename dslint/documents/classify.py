@@ -10,10 +10,8 @@ from __future__ import annotations
 import re
 
 from dslint.documents.model import ACCELERATE, DEEPSPEED, SCRIPT, TRAINING_JSON, TRAINING_YAML, Mapping
+from dslint.files.suffixes import JSON_SUFFIXES, SCRIPT_SUFFIXES, YAML_SUFFIXES
 
-JSON_SUFFIXES = (".json", ".hjson", ".jsonc")
-YAML_SUFFIXES = (".yaml", ".yml")
-SCRIPT_SUFFIXES = (".sh", ".bash", ".slurm", ".sbatch", ".zsh")
 
 # Keys that only a DeepSpeed config has (deepspeed/runtime/constants.py and the removed-key list).
 DEEPSPEED_ONLY_KEYS = frozenset(

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from dslint.config import Scopes, Settings
-from dslint.documents.classify import JSON_SUFFIXES, SCRIPT_SUFFIXES, YAML_SUFFIXES
+from dslint.files.suffixes import JSON_SUFFIXES, SCRIPT_SUFFIXES, YAML_SUFFIXES
 from dslint.files.gitignore import IgnoreFile, decide, find_repository, repository_at, repository_sources
 
 SKIP_DIRS = frozenset(

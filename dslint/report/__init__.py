@@ -2,37 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dslint.report.common import ReportOptions, counts, location
 
-from dslint.diagnostics import Diagnostic, Severity
+__all__ = ["FORMATS", "ReportOptions", "counts", "location", "render"]
 
 FORMATS = ("text", "concise", "json", "sarif", "github", "junit")
-
-
-@dataclass
-class ReportOptions:
-    color: bool = False
-    show_source: bool = True
-    fixed: int = 0  # how many fixes --fix applied
-    fix_hint: bool = True
-    summary: bool = True  # the closing "Found ..." / "All checks passed" line (off with --quiet)
-
-
-def location(diagnostic: Diagnostic) -> tuple[int, int, int, int]:
-    """1-based (line, column, end_line, end_column), columns in characters, end exclusive."""
-    source = diagnostic.span.source
-    line, column = source.position(diagnostic.span.start)
-    end_line, end_column = source.position(diagnostic.span.end)
-    return line, column, end_line, end_column
-
-
-def counts(diagnostics: list[Diagnostic]) -> dict[str, int]:
-    out = {"errors": 0, "warnings": 0, "infos": 0, "fixable": 0}
-    for diagnostic in diagnostics:
-        out[{Severity.ERROR: "errors", Severity.WARNING: "warnings", Severity.INFO: "infos"}[diagnostic.severity]] += 1
-        if diagnostic.fix is not None:
-            out["fixable"] += 1
-    return out
 
 
 def render(fmt: str, result, options: ReportOptions, statistics: bool = False) -> str:

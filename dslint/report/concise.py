@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 
 from dslint.diagnostics import Diagnostic
-from dslint.report import ReportOptions, location
+from dslint.report.common import ReportOptions, location
 from dslint.report.text import _COLORS, _paint, summary_line
 
 

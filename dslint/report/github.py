@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 
 from dslint.diagnostics import Diagnostic, Severity
-from dslint.report import ReportOptions, location
+from dslint.report.common import ReportOptions, location
 
 COMMANDS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from dslint.diagnostics import Diagnostic, Edit, Fix, Related
-from dslint.report import ReportOptions, counts, location
+from dslint.report.common import ReportOptions, counts, location
 
 SCHEMA_VERSION = 1
 

@@ -12,7 +12,7 @@ import re
 import xml.etree.ElementTree as ET
 
 from dslint.diagnostics import Diagnostic
-from dslint.report import ReportOptions, location
+from dslint.report.common import ReportOptions, location
 
 # Characters not allowed anywhere in an XML 1.0 document.
 _NOT_XML = re.compile("[^\u0009\u000a\u000d\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")

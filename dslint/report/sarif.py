@@ -14,7 +14,7 @@ from urllib.parse import quote
 
 from dslint import __version__
 from dslint.diagnostics import Diagnostic, Edit, Fix, Related, Severity
-from dslint.report import ReportOptions, location
+from dslint.report.common import ReportOptions, location
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 SARIF_VERSION = "2.1.0"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dslint.diagnostics import Diagnostic, Severity
-from dslint.report import ReportOptions, counts, location
+from dslint.report.common import ReportOptions, counts, location
 
 _COLORS = {Severity.ERROR: "31", Severity.WARNING: "33", Severity.INFO: "36"}
 

@@ -21,7 +21,7 @@ import re
 from dataclasses import replace
 from pathlib import Path
 
-from dslint.documents.classify import JSON_SUFFIXES, YAML_SUFFIXES
+from dslint.files.suffixes import JSON_SUFFIXES, YAML_SUFFIXES
 
 #: How many steps of "names a file that names the given one" are followed (script → YAML → JSON).
 DEPTH = 3

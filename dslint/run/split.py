@@ -30,14 +30,23 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import TYPE_CHECKING, Callable
+from typing import Any, Callable, Protocol
 
-from dslint.documents.classify import JSON_SUFFIXES
 from dslint.documents.model import ACCELERATE, SCRIPT, TRAINING_JSON, TRAINING_YAML, Document
+from dslint.files.discovery import Candidate
+from dslint.files.suffixes import JSON_SUFFIXES
 
-if TYPE_CHECKING:  # (only for the annotations: the engine imports this module, never the other way round)
-    from dslint.files.discovery import Candidate
-    from dslint.run.engine import Engine, RunResult
+# The engine imports this module, never the other way round: what this module asks of the
+# engine and of its results is written here.
+RunResult = Any  # a dslint.run.engine.RunResult; new ones are made as type(result)(...)
+
+
+class Engine(Protocol):
+    def read(self, candidate: Candidate, result: RunResult) -> Document | None: ...
+
+    def lint_documents(self, documents: list[Document], result: RunResult, adopt: Any = None) -> RunResult: ...
+
+    def lint_candidates(self, candidates: list[Candidate], result: RunResult) -> RunResult: ...
 
 THRESHOLD = 300  # files in the run
 MIN_SHARE = 50  # JSON files; below that the worker saves less than it costs

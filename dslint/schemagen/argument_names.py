@@ -308,7 +308,7 @@ def known(package: Package) -> list[str]:
 
 def download(package: Package, folder: Path) -> list[str]:
     """Fetch the wheels :func:`releases_to_read` names that ``folder`` lacks; the versions that have none."""
-    from dslint.schemagen.generations import download_release_file, wheel_name
+    from dslint.schemagen.downloads import download_release_file, wheel_name
 
     folder.mkdir(parents=True, exist_ok=True)
     missing = []
@@ -320,7 +320,7 @@ def download(package: Package, folder: Path) -> list[str]:
 
 
 def read_folder(package: Package, folder: Path) -> list[Wheel]:
-    from dslint.schemagen.generations import wheel_name
+    from dslint.schemagen.downloads import wheel_name
 
     out = []
     for version in releases_to_read(package, known(package)):
