@@ -7,6 +7,14 @@ Regenerate both after adding or changing a rule, from the repository root::
     python -m dslint.docs            # writes docs/rules.md and dslint/rule_index.py
     python -m dslint.docs --check    # exit 1 if either is out of date (what the tests check)
 
+Start a rule (README, "Adding a rule")::
+
+    python -m dslint.docs new-rule DS424 zero-stage-name --family parallelism --target deepspeed
+
+writes the rule's module, ``dslint/rules/<family>/<name>.py`` (a new family becomes a package
+with its entry point in pyproject.toml), and its fixture, ``tests/rules/<CODE>.yaml``, both with
+TODO where the rule's facts go; it overwrites nothing.
+
 ``dslint rules --format markdown`` prints the same pages for every installed rule, plugins
 included (this file documents the built-in ones only). Each rule's section
 heading is ``## DS101 batch-size-mismatch``, whose GitHub anchor is
@@ -92,8 +100,145 @@ def _demote(markdown: str) -> str:
     return "\n".join(lines)
 
 
+# What a new rule's fixture names its input, by the rule's target.
+_FIXTURE_FILE = {"deepspeed": "ds.json", "launch": "train.sh", "layout": "node0.sh", "document": "config.yaml"}
+_TEMPLATE = '''"""{code} {name}: TODO one line, what the rule finds."""
+
+from __future__ import annotations
+
+from dslint.diagnostics import Finding
+from dslint.rule import rule
+
+
+@rule("{code}", "{name}", severity="{severity}", target="{target}")
+def {function}({argument}, context):
+    """TODO one line, what the rule finds: the summary `dslint rules` prints.
+
+    ## What it checks
+    TODO the condition, in the terms of the program that reads the file.
+
+    ## Why it matters
+    TODO what the launch does (the error it raises, the value it drops), with the upstream source
+    line: package/file.py:LINE at the releases that have it.
+
+    ## Example
+    ```
+    TODO a launch or config the rule reports
+    ```
+    Use instead:
+    ```
+    TODO the same, fixed
+    ```
+
+    ## Fix safety
+    TODO no fix, or why the fix is right for every reader of the file.
+    """
+    # TODO yield Finding(span, "a headline that fits one line", note="the evidence: file and line")
+    return ()
+'''
+_FIXTURE = '''rule: {code}
+cases:
+  - name: TODO what the rule accepts
+    file: {file}
+    input: |
+      TODO
+    expect: []
+
+  - name: TODO what the rule reports
+    file: {file}
+    input: |
+      TODO
+    expect:
+      - {{line: 1, column: 1, message: "TODO a fragment of the headline"}}
+'''
+
+
+def new_rule(code: str, name: str, family: str, target: str, severity: str = "warning", root: Path | None = None) -> list[Path]:
+    """Write a new rule's module and fixture under ``root`` (the repository); return what was written.
+
+    Refuses (ValueError) what the rule API refuses, a code or module that exists, and a family
+    that is a single module (a family of several rules is a package of one-rule modules)."""
+    from dslint.rule import rule as declare
+
+    declare(code, name, severity=severity, target=target)(lambda target, context: ())  # the API's own checks
+    root = Path(__file__).resolve().parent.parent if root is None else root
+    if not re.fullmatch(r"[a-z][a-z0-9_]*", family):
+        raise ValueError(f"family {family!r} must be a Python module name")
+    if any(row[0] == code for row in _index_rows()):
+        raise ValueError(f"rule code {code} is already taken")
+    rules = root / "dslint" / "rules"
+    if (rules / f"{family}.py").is_file():
+        raise ValueError(f"family {family} is one module (dslint/rules/{family}.py): make it a package of one-rule modules first")
+    module = rules / family / f"{name.replace('-', '_')}.py"
+    fixture = root / "tests" / "rules" / f"{code}.yaml"
+    for path in (module, fixture):
+        if path.exists():
+            raise ValueError(f"{path} exists")
+    written = []
+    if not (rules / family).is_dir():
+        (rules / family).mkdir(parents=True)
+        init = rules / family / "__init__.py"
+        init.write_text(f'"""Rules of the {family} family: one module per rule."""\n', encoding="utf-8")
+        written.append(init)
+        written += _add_entry_point(root / "pyproject.toml", family)
+    argument = {"deepspeed": "use", "document": "document", "suppressions": "suppressions"}.get(target, target if target != "launch" else "plan")
+    module.write_text(_TEMPLATE.format(code=code, name=name, severity=severity, target=target,
+                                       function=name.replace("-", "_"), argument=argument), encoding="utf-8")
+    fixture.parent.mkdir(parents=True, exist_ok=True)
+    fixture.write_text(_FIXTURE.format(code=code, file=_FIXTURE_FILE.get(target, "input.txt")), encoding="utf-8")
+    return written + [module, fixture]
+
+
+def _index_rows() -> tuple:
+    from dslint.rule_index import RULES
+
+    return RULES
+
+
+def _add_entry_point(pyproject: Path, family: str) -> list[Path]:
+    """A new family's line in ``[project.entry-points."dslint.rules"]``, after the group's last line."""
+    if not pyproject.is_file():
+        return []
+    lines = pyproject.read_text(encoding="utf-8").splitlines(keepends=True)
+    header = '[project.entry-points."dslint.rules"]'
+    start = next((i for i, line in enumerate(lines) if line.strip() == header), None)
+    if start is None:
+        return []
+    end = start + 1
+    while end < len(lines) and lines[end].strip() and not lines[end].startswith("["):
+        end += 1
+    lines.insert(end, f'{family} = "dslint.rules.{family}"\n')
+    pyproject.write_text("".join(lines), encoding="utf-8")
+    return [pyproject]
+
+
+def _new_rule_command(args: list[str]) -> int:
+    import argparse
+
+    parser = argparse.ArgumentParser(prog=f"{REGENERATE} new-rule", description="Start a rule: its module and its fixture.")
+    parser.add_argument("code")
+    parser.add_argument("name")
+    parser.add_argument("--family", required=True, help="the rule family (a package under dslint/rules/)")
+    parser.add_argument("--target", required=True, help="document, deepspeed, launch, layout or suppressions")
+    parser.add_argument("--severity", default="warning")
+    options = parser.parse_args(args)
+    try:
+        written = new_rule(options.code, options.name, options.family, options.target, options.severity)
+    except ValueError as error:
+        print(f"new-rule: {error}", file=sys.stderr)
+        return 2
+    for path in written:
+        print(f"wrote {path}")
+    print(f"next: write the check and the fixture cases, run `{REGENERATE}`, then "
+          f"`pytest tests/test_rules.py -k {options.code}`" + (" (reinstall: the family's entry point is new)"
+                                                              if any(p.name == "pyproject.toml" for p in written) else ""))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
+    if args[:1] == ["new-rule"]:
+        return _new_rule_command(args[1:])
     rules = builtin_rules()
     generated = {RULES_MD: render(rules), RULES_INDEX: render_index(rules)}
     if args == ["--check"]:
@@ -102,7 +247,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{path} is out of date; regenerate it with `{REGENERATE}`", file=sys.stderr)
         return 1 if stale else 0
     if args:
-        print(f"usage: {REGENERATE} [--check]", file=sys.stderr)
+        print(f"usage: {REGENERATE} [--check] | {REGENERATE} new-rule CODE NAME --family F --target T", file=sys.stderr)
         return 2
     for path, text in generated.items():
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -9,6 +9,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+import yaml
+
 from dslint.docs import REGENERATE, RULES_INDEX, RULES_MD, builtin_rules, render, render_index
 from dslint.report.sarif import RULES_DOC_URI, rule_anchor
 
@@ -110,3 +113,70 @@ def test_rules_markdown_format_documents_installed_rules():
     for r in builtin_rules():
         assert f"\n## {r.code} {r.name}\n" in run.stdout
     assert "\n### What it checks\n" in run.stdout  # headings of a page sit below the rule's heading
+
+
+def _repository(tmp_path):
+    (tmp_path / "dslint" / "rules" / "launch").mkdir(parents=True)
+    (tmp_path / "dslint" / "rules" / "batch.py").write_text("")
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\n\n[project.entry-points."dslint.rules"]\n'
+                                             'core = "dslint.rules.core"\n\n[tool.x]\n')
+    return tmp_path
+
+
+def test_new_rule_writes_a_module_that_defines_the_rule_and_its_fixture(tmp_path):
+    import importlib.util
+
+    from dslint.docs import new_rule
+    from dslint.rule import rules_in_module
+
+    root = _repository(tmp_path)
+    written = new_rule("DS999", "nothing-yet", "launch", "launch", root=root)
+    module, fixture = root / "dslint/rules/launch/nothing_yet.py", root / "tests/rules/DS999.yaml"
+    assert written == [module, fixture]
+    spec = importlib.util.spec_from_file_location("nothing_yet", module)
+    loaded = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(loaded)
+    (found,) = rules_in_module(loaded)
+    assert (found.code, found.name, found.target, found.severity.label) == ("DS999", "nothing-yet", "launch", "warning")
+    assert all(heading in found.doc for heading in ("## What it checks", "## Why it matters", "## Example", "Use instead"))
+    assert list(found.run(None, None)) == []
+    cases = yaml.safe_load(fixture.read_text())
+    assert cases["rule"] == "DS999" and [bool(c["expect"]) for c in cases["cases"]] == [False, True]
+    assert all(c["file"] == "train.sh" for c in cases["cases"])
+
+
+def test_new_rule_in_a_new_family_makes_a_package_with_its_entry_point(tmp_path):
+    from dslint.docs import new_rule
+
+    root = _repository(tmp_path)
+    new_rule("DS998", "fresh-check", "fresh", "deepspeed", severity="error", root=root)
+    assert (root / "dslint/rules/fresh/__init__.py").is_file()
+    text = (root / "pyproject.toml").read_text()
+    assert 'core = "dslint.rules.core"\nfresh = "dslint.rules.fresh"\n\n[tool.x]' in text
+    assert "def fresh_check(use, context):" in (root / "dslint/rules/fresh/fresh_check.py").read_text()
+
+
+@pytest.mark.parametrize("code, name, family, target, why", [
+    ("DS101", "again", "launch", "launch", "already taken"),
+    ("DS999", "Bad_Name", "launch", "launch", "kebab-case"),
+    ("DS999", "fine-name", "batch", "deepspeed", "is one module"),
+    ("DS999", "fine-name", "launch", "everything", "rule target"),
+])
+def test_new_rule_refuses_what_it_cannot_write(tmp_path, code, name, family, target, why):
+    from dslint.docs import new_rule
+
+    root = _repository(tmp_path)
+    with pytest.raises(ValueError, match=why):
+        new_rule(code, name, family, target, root=root)
+    assert not (root / "tests").exists()
+
+
+def test_new_rule_overwrites_nothing(tmp_path):
+    from dslint.docs import new_rule
+
+    root = _repository(tmp_path)
+    new_rule("DS999", "nothing-yet", "launch", "launch", root=root)
+    (root / "tests/rules/DS997.yaml").write_text("mine")
+    with pytest.raises(ValueError, match="exists"):
+        new_rule("DS997", "other-name", "launch", "launch", root=root)
+    assert (root / "tests/rules/DS997.yaml").read_text() == "mine"
