@@ -206,3 +206,17 @@ def test_a_rule_family_importing_another_is_refused(tmp_path):
         "rules/launch/__init__.py": "", "rules/launch/a.py": "from dslint.rules.batch import x\n",
     })
     assert crossing_families(graph(root)) == ["dslint.rules.launch.a imports dslint.rules.batch"]
+
+
+def test_the_readme_layout_lists_the_tree_in_layer_order():
+    """README's "Layout" names every top-level module and folder of dslint/, one line each, bottom
+    layer first, and nothing that is not there."""
+    readme = (PACKAGE.parent / "README.md").read_text(encoding="utf-8")
+    section = readme.split("\n## Layout\n", 1)[1].split("\n## ", 1)[0]
+    block = section.split("```text\n", 1)[1].split("```", 1)[0]
+    listed = [line.split()[0].rstrip("/") for line in block.splitlines() if line.startswith("dslint/")]
+    present = sorted(entry.name for entry in PACKAGE.iterdir()
+                     if (entry.is_dir() and (entry / "__init__.py").is_file()) or entry.suffix == ".py")
+    assert sorted(name.removeprefix("dslint/") for name in listed) == present
+    layers = [layer_of(name.replace("/", ".").removesuffix(".py").replace(".__init__", "")) for name in listed]
+    assert layers == sorted(layers), list(zip(listed, layers))
