@@ -310,32 +310,14 @@ class _CachedRun:
 def _check(paths, fmt, fix, fix_only, diff, add_noqa, unsafe_fixes, stdin_filename, quiet, rules, plugin_errors, config_file, no_config, adjust,
            recorded=False, cache=True):
     """Read the settings, find and lint the files (fixing them when asked): (run, fix outcome)."""
-    from dslint.config import ConfigError
-    from dslint.files.discovery import PathError
-    from dslint.run.engine import Engine, settings_problems
     from dslint.run import workspace
 
     scopes = _scopes(config_file, no_config, adjust)
     reading_stdin = paths == ["-"]
-    if "-" in paths and not reading_stdin:
-        _fail("'-' (stdin) cannot be combined with other paths")
     fix = fix or fix_only
-    if reading_stdin and (fix or diff):
-        _fail("--fix, --fix-only and --diff need files, not stdin")
-    if add_noqa and (reading_stdin or fix or diff):
-        _fail("--add-noqa needs files and cannot be combined with --fix or --diff")
-
-    found = ([], [])
-    if not reading_stdin:
-        try:
-            found = workspace.find(paths, scopes)
-        except PathError as exc:
-            _fail(str(exc))
-        except ConfigError as exc:
-            _fail(str(exc))
-    problems = [problem for settings in scopes.loaded for problem in settings_problems(settings, rules)]
-    if problems:
-        _fail("; ".join(dict.fromkeys(problems)))
+    _refuse_combinations(paths, reading_stdin, fix, diff, add_noqa)
+    found = ([], []) if reading_stdin else _find(paths, scopes)
+    _refuse_settings(scopes, rules)
 
     def lint(overrides=None, *, split=False):
         return workspace.lint(found, scopes, rules, plugin_errors, overrides, split=split, progress=progress, cache=cache)
@@ -345,68 +327,83 @@ def _check(paths, fmt, fix, fix_only, diff, add_noqa, unsafe_fixes, stdin_filena
         _add_noqa(lambda overrides: lint(overrides).result, rules)
 
     progress = _Progress.start(len(found[0]), quiet=quiet)
-    outcome = None
     try:
         if reading_stdin:
-            settings = scopes.at(Path(stdin_filename).absolute().parent if stdin_filename else Path.cwd())
-            engine = Engine(settings, rules=rules, plugin_errors=plugin_errors)
-            result = engine.lint_bytes(stdin_filename or "-", sys.stdin.buffer.read())
-            run = workspace.WorkspaceRun(result, [(settings, result)])
-        elif fix or diff:
-            from dslint.fix.apply import fix_paths
-
-            runs = []
-
-            def fixing_pass(overrides):
-                runs.append(lint(overrides))
-                return runs[-1].result
-
-            outcome = fix_paths(fixing_pass, unsafe_fixes, write=fix and not diff)
-            result = outcome.result
-            run = next((r for r in reversed(runs) if r.result is result), workspace.WorkspaceRun(result, []))
-        else:
-            # JUnit lists every file read, which a split run does not bring back from its worker; a
-            # run recorded for the cache reads everything here, where the recorder sees it
-            run = lint(split=fmt != "junit" and not recorded)
+            return _lint_stdin(scopes, stdin_filename, rules, plugin_errors), None
+        if fix or diff:
+            return _lint_fixing(lint, unsafe_fixes, write=fix and not diff)
+        # JUnit lists every file read, which a split run does not bring back from its worker; a
+        # run recorded for the cache reads everything here, where the recorder sees it
+        return lint(split=fmt != "junit" and not recorded), None
     finally:
         progress.stop()
-    return run, outcome
+
+
+def _refuse_combinations(paths, reading_stdin, fix, diff, add_noqa) -> None:
+    if "-" in paths and not reading_stdin:
+        _fail("'-' (stdin) cannot be combined with other paths")
+    if reading_stdin and (fix or diff):
+        _fail("--fix, --fix-only and --diff need files, not stdin")
+    if add_noqa and (reading_stdin or fix or diff):
+        _fail("--add-noqa needs files and cannot be combined with --fix or --diff")
+
+
+def _find(paths, scopes):
+    """The files to lint under ``paths`` (workspace.find), or a usage error."""
+    from dslint.config import ConfigError
+    from dslint.files.discovery import PathError
+    from dslint.run import workspace
+
+    try:
+        return workspace.find(paths, scopes)
+    except (PathError, ConfigError) as exc:
+        _fail(str(exc))
+
+
+def _refuse_settings(scopes, rules) -> None:
+    from dslint.run.engine import settings_problems
+
+    problems = [problem for settings in scopes.loaded for problem in settings_problems(settings, rules)]
+    if problems:
+        _fail("; ".join(dict.fromkeys(problems)))
+
+
+def _lint_stdin(scopes, stdin_filename, rules, plugin_errors):
+    from dslint.run import workspace
+    from dslint.run.engine import Engine
+
+    settings = scopes.at(Path(stdin_filename).absolute().parent if stdin_filename else Path.cwd())
+    engine = Engine(settings, rules=rules, plugin_errors=plugin_errors)
+    result = engine.lint_bytes(stdin_filename or "-", sys.stdin.buffer.read())
+    return workspace.WorkspaceRun(result, [(settings, result)])
+
+
+def _lint_fixing(lint, unsafe_fixes, write):
+    """Fix until nothing changes (or only compute the diffs): (the last run, the fix outcome)."""
+    from dslint.fix.apply import fix_paths
+    from dslint.run import workspace
+
+    runs = []
+
+    def fixing_pass(overrides):
+        runs.append(lint(overrides))
+        return runs[-1].result
+
+    outcome = fix_paths(fixing_pass, unsafe_fixes, write=write)
+    result = outcome.result
+    return next((r for r in reversed(runs) if r.result is result), workspace.WorkspaceRun(result, [])), outcome
 
 
 def _finish(run, paths, fmt, output_file, statistics, exit_zero, verbose, quiet, color, show_fixes, outcome, diff, fix_only):
     """Report a run and exit with its status."""
-    from dslint.report import ReportOptions, render
-
     result = run.result
-
     if diff:
-        _emit("".join(outcome.diffs), "diff")
-        _report_internal(result, outcome)
-        sys.exit(EXIT_ERROR if result.internal_errors else (EXIT_FINDINGS if outcome.diffs else EXIT_CLEAN))
-
+        _finish_diff(result, outcome)
     if fix_only:
-        if show_fixes:
-            for path, code, title in outcome.applied:
-                _echo(f"fixed {path}: {code} {title}")
-        count = len(outcome.applied)
-        if not quiet:
-            _echo(f"Fixed {count} problem{'s' if count != 1 else ''}." if count else "No fixes applied.")
-        _report_internal(result, outcome)
-        sys.exit(EXIT_ERROR if result.internal_errors else EXIT_CLEAN)
-
+        _finish_fix_only(result, outcome, show_fixes, quiet)
     if fmt is None and os.environ.get("GITHUB_ACTIONS") == "true":
         fmt = "github"
-    fmt = fmt or "text"
-    options = ReportOptions(color=fmt in ("text", "concise") and _use_color(color, output_file), fixed=len(outcome.applied) if outcome else 0,
-                            summary=not quiet)
-    if outcome and show_fixes and fmt == "text":
-        for path, code, title in outcome.applied:
-            _echo(f"fixed {path}: {code} {title}")
-    report = render(fmt, result, options, statistics=statistics)
-    if output_file:
-        _write_report(output_file, report, fmt)
-    else:
-        _emit(report, fmt)
+    _print_report(result, fmt or "text", output_file, statistics, color, quiet, outcome, show_fixes)
     # A named file that was skipped is worth a note when nothing was checked ("0 files checked"
     # needs a why); in a run that checked files, as pre-commit's runs naming every staged file
     # are, notes about a workflow YAML or package.json would be noise (-v lists them all).
@@ -420,6 +417,41 @@ def _finish(run, paths, fmt, output_file, statistics, exit_zero, verbose, quiet,
     if exit_zero:
         sys.exit(EXIT_CLEAN)
     sys.exit(EXIT_FINDINGS if run.failing() else EXIT_CLEAN)
+
+
+def _finish_diff(result, outcome) -> None:
+    _emit("".join(outcome.diffs), "diff")
+    _report_internal(result, outcome)
+    sys.exit(EXIT_ERROR if result.internal_errors else (EXIT_FINDINGS if outcome.diffs else EXIT_CLEAN))
+
+
+def _finish_fix_only(result, outcome, show_fixes, quiet) -> None:
+    if show_fixes:
+        _list_fixes(outcome)
+    count = len(outcome.applied)
+    if not quiet:
+        _echo(f"Fixed {count} problem{'s' if count != 1 else ''}." if count else "No fixes applied.")
+    _report_internal(result, outcome)
+    sys.exit(EXIT_ERROR if result.internal_errors else EXIT_CLEAN)
+
+
+def _list_fixes(outcome) -> None:
+    for path, code, title in outcome.applied:
+        _echo(f"fixed {path}: {code} {title}")
+
+
+def _print_report(result, fmt, output_file, statistics, color, quiet, outcome, show_fixes) -> None:
+    from dslint.report import ReportOptions, render
+
+    options = ReportOptions(color=fmt in ("text", "concise") and _use_color(color, output_file), fixed=len(outcome.applied) if outcome else 0,
+                            summary=not quiet)
+    if outcome and show_fixes and fmt == "text":
+        _list_fixes(outcome)
+    report = render(fmt, result, options, statistics=statistics)
+    if output_file:
+        _write_report(output_file, report, fmt)
+    else:
+        _emit(report, fmt)
 
 
 def _use_color(choice: str, output_file: str | None) -> bool:
