@@ -217,42 +217,77 @@ def _apply(settings: Settings, key: str, value: Any, origin: str) -> None:
         setattr(settings, key.replace("-", "_"), [str(v) for v in value])
     elif key in ("force-exclude", "respect-gitignore"):
         setattr(settings, key.replace("-", "_"), value)
-    elif key == "per-file-ignores":
-        settings.per_file_ignores = {str(glob): _as_list(codes) for glob, codes in value.items()}
-    elif key == "severity":
-        try:
-            settings.severity = {str(k): Severity.parse(str(v)) for k, v in value.items()}
-        except ValueError as exc:
-            raise ConfigError(f"{origin}: {exc}") from None
-    elif key == "fail-on":
-        try:
-            settings.fail_on = Severity.parse(value)
-        except ValueError as exc:
-            raise ConfigError(f"{origin}: {exc}") from None
-    elif key == "world-size":
-        if value < 1:
-            raise ConfigError(f"{origin}: world-size must be at least 1")
-        settings.world_size = Setting(value, origin)
-    elif key == "target":
-        if value not in TARGETS:
-            raise ConfigError(f"{origin}: target must be one of {', '.join(TARGETS)}")
-        settings.target = Setting(value, origin)
-    elif key == "hardware":
-        normalized = value.lower()
-        if normalized not in HARDWARE:
-            close = difflib.get_close_matches(normalized, HARDWARE, n=1)
-            hint = f"; did you mean '{close[0]}'?" if close else f"; known: {', '.join(HARDWARE)}"
-            raise ConfigError(f"{origin}: unknown hardware '{value}'{hint}")
-        settings.hardware = Setting(normalized, origin)
-    elif key == "deepspeed-version":
-        settings.deepspeed_version = Setting(value, origin)
     elif key in VERSION_KEYS:
-        text = value.strip()
-        if not text or not (text[0].isdigit() or text[0] in "<>=!~^"):
-            raise ConfigError(f"{origin}: {key} must be a version such as '4.45.2' or a specifier such as '>=4.41,<4.46'")
-        setattr(settings, VERSION_KEYS[key], Setting(text, origin))
-    elif key == "detect-installed-versions":
-        settings.detect_installed_versions = Setting(value, origin)
+        _set_version(settings, key, value, origin)
+    elif key in _SETTERS:
+        _SETTERS[key](settings, value, origin)
+
+
+def _set_per_file_ignores(settings: Settings, value: Any, origin: str) -> None:
+    settings.per_file_ignores = {str(glob): _as_list(codes) for glob, codes in value.items()}
+
+
+def _set_severity(settings: Settings, value: Any, origin: str) -> None:
+    try:
+        settings.severity = {str(k): Severity.parse(str(v)) for k, v in value.items()}
+    except ValueError as exc:
+        raise ConfigError(f"{origin}: {exc}") from None
+
+
+def _set_fail_on(settings: Settings, value: Any, origin: str) -> None:
+    try:
+        settings.fail_on = Severity.parse(value)
+    except ValueError as exc:
+        raise ConfigError(f"{origin}: {exc}") from None
+
+
+def _set_world_size(settings: Settings, value: Any, origin: str) -> None:
+    if value < 1:
+        raise ConfigError(f"{origin}: world-size must be at least 1")
+    settings.world_size = Setting(value, origin)
+
+
+def _set_target(settings: Settings, value: Any, origin: str) -> None:
+    if value not in TARGETS:
+        raise ConfigError(f"{origin}: target must be one of {', '.join(TARGETS)}")
+    settings.target = Setting(value, origin)
+
+
+def _set_hardware(settings: Settings, value: Any, origin: str) -> None:
+    normalized = value.lower()
+    if normalized not in HARDWARE:
+        close = difflib.get_close_matches(normalized, HARDWARE, n=1)
+        hint = f"; did you mean '{close[0]}'?" if close else f"; known: {', '.join(HARDWARE)}"
+        raise ConfigError(f"{origin}: unknown hardware '{value}'{hint}")
+    settings.hardware = Setting(normalized, origin)
+
+
+def _set_deepspeed_version(settings: Settings, value: Any, origin: str) -> None:
+    settings.deepspeed_version = Setting(value, origin)
+
+
+def _set_version(settings: Settings, key: str, value: Any, origin: str) -> None:
+    text = value.strip()
+    if not text or not (text[0].isdigit() or text[0] in "<>=!~^"):
+        raise ConfigError(f"{origin}: {key} must be a version such as '4.45.2' or a specifier such as '>=4.41,<4.46'")
+    setattr(settings, VERSION_KEYS[key], Setting(text, origin))
+
+
+def _set_detect_installed_versions(settings: Settings, value: Any, origin: str) -> None:
+    settings.detect_installed_versions = Setting(value, origin)
+
+
+# The keys whose value is checked or converted on its way into Settings (after _validate's type checks).
+_SETTERS = {
+    "per-file-ignores": _set_per_file_ignores,
+    "severity": _set_severity,
+    "fail-on": _set_fail_on,
+    "world-size": _set_world_size,
+    "target": _set_target,
+    "hardware": _set_hardware,
+    "deepspeed-version": _set_deepspeed_version,
+    "detect-installed-versions": _set_detect_installed_versions,
+}
 
 
 def _as_list(codes: Any) -> list[str]:
@@ -260,9 +295,6 @@ def _as_list(codes: Any) -> list[str]:
         return [part.strip() for part in codes.split(",") if part.strip()]
     return [str(code) for code in codes]
 
-
-def env_flag(name: str) -> bool:
-    return os.environ.get(name, "").lower() in ("1", "true", "yes")
 
 
 CONFIG_FILE_NAMES = frozenset(CONFIG_NAMES)
