@@ -188,14 +188,18 @@ def _lead(engine: Engine, candidates: list[Candidate], share: list[Candidate], r
     finished = _safe_receive(fd)
     if finished is None:  # the worker failed while linting (rare): start again on one process
         return engine.lint_candidates(candidates, fresh)
+    _take_worker_results(result, finished, adoptable.taken)
+    return _in_candidate_order(result, candidates)
+
+
+def _take_worker_results(result: RunResult, finished, void: set[str]) -> None:
+    """Add what the worker found to ``result``, less what it said of files a launch here adopted."""
     diagnostics, skipped, internal_errors, paths = finished
-    void = adoptable.taken
     result.diagnostics = sorted(result.diagnostics + [d for d in diagnostics if d.span.source.path not in void],
                                 key=lambda d: d.sort_key())
     result.skipped += [(path, reason) for path, reason in skipped if path not in void]
     result.internal_errors += [e for e in internal_errors if not any(e.where == p or e.where.endswith(" on " + p) for p in void)]
     result.files += sum(1 for path in paths if path not in void)
-    return _in_candidate_order(result, candidates)
 
 
 def _safe_receive(fd: int):
