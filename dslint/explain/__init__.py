@@ -828,7 +828,7 @@ class _Builder:
         return batch
 
     def _deepspeed_batch(self) -> Batch:
-        from dslint.frameworks.deepspeed import derive
+        from dslint.launch.deepspeed_batch import derive
 
         notes: list[str] = []
         config = self.config

@@ -9,7 +9,7 @@ import re
 from dslint.diagnostics import Finding, Fix, Related
 from dslint.documents.model import Mapping, Node, Scalar
 from dslint.documents.edits import remove_json_entry, replace_value
-from dslint.frameworks.deepspeed import derive, format_number
+from dslint.launch.deepspeed_batch import derive, format_number
 from dslint.rule import rule
 from dslint.rules import _deepspeed as ds
 

@@ -1,4 +1,4 @@
-"""DeepSpeed's own batch arithmetic: how it derives the batch values it is not given, and its check.
+"""DeepSpeed's own batch arithmetic: how it derives the batch values a config does not give, and its check.
 
 Shared by the batch rules and ``dslint explain`` (one derivation, so the two never disagree).
 """
