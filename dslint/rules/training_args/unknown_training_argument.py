@@ -7,29 +7,8 @@ import difflib
 
 from dslint.diagnostics import Edit, Finding, Fix, Severity
 from dslint.rule import rule
-from dslint.rules._training import PACKAGE_LABEL, arg_space, documented, generations
-from dslint.rules.training_args._context import training_context, use_mca
-
-
-# Names another rule owns (DS312: ms-swift's tuner flag generations; DS311: --config).
-OWNED_ELSEWHERE = {"ms-swift": {"sft_type", "train_type", "tuner_type", "config", "config_file"}}
-
-
-def _rename_edit(arg, new: str) -> Edit | None:
-    span = arg.name_span
-    if span is None:
-        return None
-    text = span.text
-    if text.startswith("--"):
-        return Edit.replace(span, f"--{new}")
-    quote = text[:1] if text[:1] in ('"', "'") else ""
-    return Edit.replace(span, f"{quote}{new}{quote}")
-
-
-def _megatron_core_space():
-    """Megatron-Core's argument names, from the newest ms-swift's Megatron set (which mirrors them)."""
-    newest = generations("ms-swift")[-1]
-    return arg_space(newest.schema_name, ("megatron-sft",))
+from dslint.rules._training import PACKAGE_LABEL, arg_space
+from dslint.rules.training_args._context import TrainingContext, training_context
 
 
 @rule("DS701", "unknown-training-argument", severity="error", target="launch", fixable=True, consumers=("hf", "swift", "llamafactory", "megatron"))
@@ -87,77 +66,93 @@ def unknown_training_argument(plan, context):
     ctx = training_context(plan, context)
     if not ctx.active:
         return
-    owned = OWNED_ELSEWHERE.get(ctx.package, set())
-    megatron = _megatron_core_space() if ctx.package == "llamafactory" and use_mca(plan) is not False else None
-    spaces = [arg_space(g.schema_name, ctx.sets) for g in generations(ctx.package)]
     for name, arg in plan.args.items():
-        if not name or name in owned or name.startswith("$") or name == "ENV":
-            continue
-        life = documented(ctx.package, name)
-        having = [g for g, space in zip(generations(ctx.package), spaces) if space.lookup(name) is not None]
-        if life is None and len(having) == len(spaces):
-            continue  # every generation has it
-        if ctx.space.lookup(name) is None and any(space.lookup(name) is not None for space in ctx.extra_spaces):
-            continue  # a TRL field of a transformers launch
-        if megatron is not None and megatron.lookup(name) is not None:
-            continue  # with USE_MCA=1 LLaMA-Factory parses mcore_adapter's TrainingArguments, Megatron-Core's names
-        if not ctx.from_yaml(arg) and ctx.space.prefix_match(name, ctx.own):
-            continue  # argparse accepts a unique prefix of an option on the command line
-        if name.lstrip("-").replace("-", "_") in ctx.own:
-            continue  # a field or flag the program's own parsers define
-        if name.lstrip("-").replace("-", "_") in ctx.vendored:
-            continue  # a field of the argument dataclasses of the checkout the launch runs
-        if not ctx.strict and not having and life is None:
-            continue  # a custom script's own dataclass field
-        verdict = ctx.in_use.judge_name(ctx.sets, name)
-        if not verdict.anywhere:
-            continue
-        own_verdict = ctx.parsers is not None and not having and life is None and verdict.everywhere
-        target, why = None, ""
-        if life is not None and life.renamed_to and ctx.space.lookup(life.renamed_to) is not None:
-            target, why = life.renamed_to, life.source
-        else:
-            for gen in having:
-                prop = arg_space(gen.schema_name, ctx.sets).lookup(name)[1]
-                replaced = prop.get("x-dslint-replaced-by")
-                if replaced and ctx.space.lookup(replaced) is not None:
-                    target, why = replaced, f"{PACKAGE_LABEL[ctx.package]} {gen.version}'s help text says to use it"
-                    break
-            if target is None and ctx.own:
-                close = difflib.get_close_matches(name, list(ctx.own), n=1, cutoff=0.75)
-                target = close[0] if close else None
-            if target is None:
-                target = ctx.space.closest(name)
-        if target == name:
-            target = None  # the newest version has it: older ones lack it
-        label = ctx.label()
-        flag = f"--{name}" if not ctx.from_yaml(arg) else name
-        if ctx.package == "ms-swift":
-            effect = f"ms-swift stops with ValueError: remaining_argv: ['{flag}', ...]"
-        elif ctx.package == "llamafactory":
-            effect = f"LLaMA-Factory raises 'Some keys are not used by the HfArgumentParser: [\\'{name}\\']'"
-        elif ctx.parsers is not None and ctx.parsers.tolerant:
-            effect = f"the program's parser returns it unused and the run goes on without it ({ctx.parsers_text()})"
-        elif ctx.parsers is not None:
-            effect = f"the program's parsers do not accept it ({ctx.parsers_text()})"
-        else:
-            effect = "HfArgumentParser does not accept it (parse_dict/parse_args raise on unused keys)"
-        message = f"{flag} is not an argument of {plan.program.program if own_verdict else verdict.where()}"
-        note = effect
-        if having:
-            note += f"; it exists in {label} {', '.join(g.version for g in having)}"
-        edit = _rename_edit(arg, target) if target and verdict.everywhere else None
-        fix = help = None
-        if edit is not None:
-            safe = life is not None and target == life.renamed_to and verdict.pinned
-            fix = (Fix.safe if safe else Fix.unsafe)(f"Rename {name} to {target}", edit)
-            if why:
-                note += f"; {why}"
-        elif target:
-            help = f"did you mean {'--' if flag.startswith('--') else ''}{target}?" + (f" ({why})" if why else "")
-        # The related version line says what the version was judged on (``nothing pins transformers``).
-        severity = verdict.severity(unpinned=Severity.WARNING)
-        if ctx.parsers is not None and ctx.parsers.tolerant and ctx.package not in ("ms-swift", "llamafactory"):
-            severity = min(severity or Severity.ERROR, Severity.WARNING)  # ignored, not fatal
-        yield Finding(arg.name_span or arg.span or plan.span, message, related=[ctx.version_related()], fix=fix,
-                      severity=severity, note=note, help=help)
+        if not ctx.accepts(name):
+            yield _finding(ctx, name, arg)
+
+
+def _finding(ctx: TrainingContext, name: str, arg) -> Finding:
+    plan = ctx.plan
+    life, having, verdict = ctx.lifetime(name), ctx.having(name), ctx.name_verdict(name)
+    own_verdict = ctx.parsers is not None and not having and life is None and verdict.everywhere
+    target, why = _rename_target(ctx, name, life, having)
+    flag = f"--{name}" if not ctx.from_yaml(arg) else name
+    message = f"{flag} is not an argument of {plan.program.program if own_verdict else verdict.where()}"
+    note = _effect(ctx, name, flag)
+    if having:
+        note += f"; it exists in {ctx.label()} {', '.join(g.version for g in having)}"
+    edit = _rename_edit(arg, target) if target and verdict.everywhere else None
+    fix = help = None
+    if edit is not None:
+        safe = life is not None and target == life.renamed_to and verdict.pinned
+        fix = (Fix.safe if safe else Fix.unsafe)(f"Rename {name} to {target}", edit)
+        if why:
+            note += f"; {why}"
+    elif target:
+        help = f"did you mean {'--' if flag.startswith('--') else ''}{target}?" + (f" ({why})" if why else "")
+    # The related version line says what the version was judged on (``nothing pins transformers``).
+    return Finding(arg.name_span or arg.span or plan.span, message, related=[ctx.version_related()], fix=fix,
+                   severity=_severity(ctx, verdict), note=note, help=help)
+
+
+def _rename_target(ctx: TrainingContext, name: str, life, having) -> tuple[str | None, str]:
+    """The name to use instead and why: a documented rename, a help text's, else the closest known name."""
+    if life is not None and life.renamed_to and ctx.space.lookup(life.renamed_to) is not None:
+        target, why = life.renamed_to, life.source
+    else:
+        target, why = _replaced_by(ctx, name, having)
+        if target is None:
+            target = _closest(ctx, name)
+    if target == name:
+        target = None  # the newest version has it: older ones lack it
+    return target, why
+
+
+def _replaced_by(ctx: TrainingContext, name: str, having) -> tuple[str | None, str]:
+    """The name an older version's help text says to use instead, when the version in use has it."""
+    for gen in having:
+        prop = arg_space(gen.schema_name, ctx.sets).lookup(name)[1]
+        replaced = prop.get("x-dslint-replaced-by")
+        if replaced and ctx.space.lookup(replaced) is not None:
+            return replaced, f"{PACKAGE_LABEL[ctx.package]} {gen.version}'s help text says to use it"
+    return None, ""
+
+
+def _closest(ctx: TrainingContext, name: str) -> str | None:
+    """The closest of the program's own names, else of the consumer's."""
+    if ctx.own:
+        close = difflib.get_close_matches(name, list(ctx.own), n=1, cutoff=0.75)
+        if close:
+            return close[0]
+    return ctx.space.closest(name)
+
+
+def _effect(ctx: TrainingContext, name: str, flag: str) -> str:
+    """What the consumer does with the unknown argument."""
+    if ctx.package == "ms-swift":
+        return f"ms-swift stops with ValueError: remaining_argv: ['{flag}', ...]"
+    if ctx.package == "llamafactory":
+        return f"LLaMA-Factory raises 'Some keys are not used by the HfArgumentParser: [\\'{name}\\']'"
+    if ctx.parsers is not None and ctx.parsers.tolerant:
+        return f"the program's parser returns it unused and the run goes on without it ({ctx.parsers_text()})"
+    if ctx.parsers is not None:
+        return f"the program's parsers do not accept it ({ctx.parsers_text()})"
+    return "HfArgumentParser does not accept it (parse_dict/parse_args raise on unused keys)"
+
+
+def _severity(ctx: TrainingContext, verdict) -> Severity | None:
+    severity = verdict.severity(unpinned=Severity.WARNING)
+    if ctx.parsers is not None and ctx.parsers.tolerant and ctx.package not in ("ms-swift", "llamafactory"):
+        severity = min(severity or Severity.ERROR, Severity.WARNING)  # ignored, not fatal
+    return severity
+
+
+def _rename_edit(arg, new: str) -> Edit | None:
+    span = arg.name_span
+    if span is None:
+        return None
+    text = span.text
+    if text.startswith("--"):
+        return Edit.replace(span, f"--{new}")
+    quote = text[:1] if text[:1] in ('"', "'") else ""
+    return Edit.replace(span, f"{quote}{new}{quote}")
