@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import difflib
+from typing import Any
 
 from dslint.diagnostics import Edit, Finding, Fix, Related, Severity
 from dslint.documents.model import Scalar
@@ -11,7 +12,7 @@ from dslint.rule import rule
 from dslint.rules import _training
 from dslint.rules._training import PACKAGE_LABEL, ArgSpace, arg_space, generations, in_use
 from dslint.rules.training_args._common import shown_value
-from dslint.rules.training_args._context import training_context
+from dslint.rules.training_args._context import TrainingContext, training_context
 
 
 @rule("DS705", "invalid-training-choice", severity="error", target="launch", fixable=True, consumers=("hf", "swift", "llamafactory", "megatron"))
@@ -45,57 +46,85 @@ def invalid_training_choice(plan, context):
         choices = prop.get("enum")
         if not choices or negated:
             continue
-        node = ctx.node(arg)
-        if node is not None:
-            if not isinstance(node, Scalar):
-                continue
-            value = node.value
-            span = node.span
-            if isinstance(value, bool):
-                continue  # DS703
-            if ctx.reader() == "tokens" and value is not None:
-                value = str(value)
-        else:
-            if arg.value is True or arg.assumed or not isinstance(arg.value, str) or "$" in arg.value:
-                continue
-            value, span = arg.value, arg.span
-        if value is None:
-            continue
-        use = ctx.in_use
-        sets = ctx.sets
-        if ctx.space.lookup(name) is None:  # a TRL field of a transformers launch: TRL's version decides
-            use, sets = in_use("trl", plan.origin.path, context.settings) or use, ()
-        spaces = {g.version: arg_space(g.schema_name, sets) for g in generations(use.package)}
-        rejected = {version for version, space in spaces.items() if _rejects(space, name, value)}
-        if not rejected and not _rejects(ctx.space, name, value):
-            continue
-        verdict = use.judge(sets, lambda space: _rejects(space, name, value))
-        if not verdict.anywhere:
-            continue
-        if _rejects(ctx.space, name, value):
-            choices = ctx.lookup(name)[1]["enum"]
-        else:  # valid in the newest candidate: list what an older one accepts
-            older = arg_space(_training.primary(use.package, (verdict.failing or verdict.unsure)[-1]).schema_name, sets).lookup(name)
-            choices = older[1].get("enum") or choices if older else choices
-        valid = [c for c in choices if c is not None]
-        elsewhere = [version for version, space in spaces.items() if version not in rejected and space.lookup(name) is not None]
-        lowered_any = isinstance(value, str) and any(isinstance(c, str) and c.lower() == value.lower() for c in choices)
-        same_everywhere = len(rejected) == len(spaces) and len({tuple(sorted(map(str, sp.lookup(name)[1].get("enum") or [])))
-                                                                for sp in spaces.values()}) == 1
-        lowered = [c for c in valid if isinstance(c, str) and isinstance(value, str) and c.lower() == value.lower()]
-        close = lowered or difflib.get_close_matches(str(value), [str(c) for c in valid], n=1, cutoff=0.6)
-        fix = None
-        if close and span is not None and verdict.everywhere:
-            text = close[0] if span.text[:1] not in "\"'" else f"{span.text[0]}{close[0]}{span.text[0]}"
-            fix = (Fix.safe if lowered else Fix.unsafe)(f"Use {close[0]}", Edit.replace(span, text))
-        shown = [str(c) for c in (close or [])] + [str(c) for c in valid if str(c) not in (close or [])]
-        listed = ", ".join(shown[:12]) + (f", … ({len(shown) - 12} more)" if len(shown) > 12 else "")
-        note = f"valid: {listed}"
-        if elsewhere:
-            note += f"; {PACKAGE_LABEL.get(use.package, use.package)} {', '.join(elsewhere)} accepts it"
-        unpinned = None if lowered_any or same_everywhere else Severity.WARNING
-        yield Finding(span or plan.span, f"{name}: {shown_value(value)} is not a valid choice for {verdict.where()}",
-                      related=[Related(use.describe())], fix=fix, severity=verdict.severity(unpinned=unpinned), note=note)
+        written = _written(ctx, arg)
+        if written is not None:
+            yield from _judge(ctx, context, name, choices, *written)
+
+
+def _written(ctx: TrainingContext, arg) -> tuple[Any, Any] | None:
+    """(value, span) of an argument as the consumer gets it; None for one this rule leaves alone
+    (a YAML boolean is DS703's; a flag, a guess, a shell variable, null)."""
+    node = ctx.node(arg)
+    if node is not None:
+        if not isinstance(node, Scalar) or isinstance(node.value, bool):
+            return None
+        value = node.value
+        if ctx.reader() == "tokens" and value is not None:
+            value = str(value)
+        return (value, node.span) if value is not None else None
+    if arg.value is True or arg.assumed or not isinstance(arg.value, str) or "$" in arg.value:
+        return None
+    return arg.value, arg.span
+
+
+def _judge(ctx: TrainingContext, context, name: str, choices, value, span):
+    use, sets = ctx.in_use, ctx.sets
+    if ctx.space.lookup(name) is None:  # a TRL field of a transformers launch: TRL's version decides
+        use, sets = in_use("trl", ctx.plan.origin.path, context.settings) or use, ()
+    spaces = {g.version: arg_space(g.schema_name, sets) for g in generations(use.package)}
+    rejected = {version for version, space in spaces.items() if _rejects(space, name, value)}
+    if not rejected and not _rejects(ctx.space, name, value):
+        return
+    verdict = use.judge(sets, lambda space: _rejects(space, name, value))
+    if not verdict.anywhere:
+        return
+    choices = _choices_to_list(ctx, use, sets, verdict, name, value, choices)
+    yield _finding(ctx, name, value, span, use, verdict, choices, spaces, rejected)
+
+
+def _choices_to_list(ctx: TrainingContext, use, sets, verdict, name: str, value, choices):
+    """The choices of the version in use; when it accepts the value, those of the newest version that does not."""
+    if _rejects(ctx.space, name, value):
+        return ctx.lookup(name)[1]["enum"]
+    older = arg_space(_training.primary(use.package, (verdict.failing or verdict.unsure)[-1]).schema_name, sets).lookup(name)
+    return older[1].get("enum") or choices if older else choices
+
+
+def _finding(ctx: TrainingContext, name: str, value, span, use, verdict, choices, spaces: dict, rejected: set) -> Finding:
+    valid = [c for c in choices if c is not None]
+    elsewhere = [version for version, space in spaces.items() if version not in rejected and space.lookup(name) is not None]
+    lowered = [c for c in valid if isinstance(c, str) and isinstance(value, str) and c.lower() == value.lower()]
+    close = lowered or difflib.get_close_matches(str(value), [str(c) for c in valid], n=1, cutoff=0.6)
+    fix = _fix(span, close, lowered) if close and span is not None and verdict.everywhere else None
+    note = f"valid: {_listed(close, valid)}"
+    if elsewhere:
+        note += f"; {PACKAGE_LABEL.get(use.package, use.package)} {', '.join(elsewhere)} accepts it"
+    unpinned = None if _case_only(value, choices) or _same_everywhere(name, spaces, rejected) else Severity.WARNING
+    return Finding(span or ctx.plan.span, f"{name}: {shown_value(value)} is not a valid choice for {verdict.where()}",
+                   related=[Related(use.describe())], fix=fix, severity=verdict.severity(unpinned=unpinned), note=note)
+
+
+def _fix(span, close, lowered) -> Fix:
+    """Write the closest choice in the value's place, in its quotes; safe when only the case differs."""
+    text = close[0] if span.text[:1] not in "\"'" else f"{span.text[0]}{close[0]}{span.text[0]}"
+    return (Fix.safe if lowered else Fix.unsafe)(f"Use {close[0]}", Edit.replace(span, text))
+
+
+def _listed(close, valid) -> str:
+    """The valid choices, the closest first, at most 12."""
+    shown = [str(c) for c in (close or [])] + [str(c) for c in valid if str(c) not in (close or [])]
+    return ", ".join(shown[:12]) + (f", … ({len(shown) - 12} more)" if len(shown) > 12 else "")
+
+
+def _case_only(value, choices) -> bool:
+    """The value is a choice in another case: an error whatever the version."""
+    return isinstance(value, str) and any(isinstance(c, str) and c.lower() == value.lower() for c in choices)
+
+
+def _same_everywhere(name: str, spaces: dict, rejected: set) -> bool:
+    """Every shipped version rejects the value and has the same choices: an error whatever the version."""
+    return len(rejected) == len(spaces) and len({tuple(sorted(map(str, sp.lookup(name)[1].get("enum") or [])))
+                                                 for sp in spaces.values()}) == 1
 
 
 def _rejects(space: ArgSpace, name: str, value) -> bool:

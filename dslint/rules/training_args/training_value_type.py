@@ -73,77 +73,110 @@ def training_value_type(plan, context):
     ctx = training_context(plan, context)
     if not ctx.active:
         return
-    reader = ctx.reader()
     for name, arg, field, prop, negated in ctx.known_args():
         if negated:
             continue
-        kinds = json_types(prop)
         node = ctx.node(arg)
         if node is not None:
-            if not isinstance(node, Scalar) or node.style != "plain":
-                continue
-            raw = node.span.text
-            if isinstance(node.value, str) and _FLOAT_AS_STRING.match(raw) and kinds & {"number", "integer"} and "string" not in kinds:
-                fixed = _float_text(raw)
-                if reader == "tokens":
-                    continue  # converted by the consumer
-                severity = Severity.WARNING
-                who = "readers that pass YAML values unchanged to the dataclass (HfArgumentParser.parse_yaml_file/parse_dict) keep it a string"
-                if ctx.package == "llamafactory":
-                    verdict = _pyyaml_reader(ctx)
-                    if not verdict.anywhere:
-                        continue  # OmegaConf (LLaMA-Factory 0.9) converts it
-                    who = f"{verdict.where()} reads YAML with PyYAML and passes values unchanged"
-                    if not verdict.everywhere:
-                        who += f" ({verdict.candidates.why()})"
-                    severity = verdict.severity()
-                yield Finding(
-                    node.span,
-                    f"{name}: {raw} is the string '{raw}' in YAML 1.1",
-                    note=f"PyYAML needs a dot ({fixed}); {who}, and the optimizer or comparison fails with TypeError",
-                    fix=Fix.safe(f"Write {fixed}", Edit.replace(node.span, fixed), any_reader=True),
-                    severity=severity,
-                )
-                continue
-            value = node.value
-            if isinstance(value, bool) or value is None:
-                continue  # DS703 (booleans) / null
-            if isinstance(value, str) and kinds and not kinds & {"string", "object", "array"} and reader != "tokens":
-                if "number" in kinds or "integer" in kinds:
-                    try:
-                        float(value)
-                        continue
-                    except ValueError:
-                        pass
-                yield Finding(node.span, f"{name}: {shown_value(value)} is a string, but {ctx.label()} expects "
-                              f"{prop.get('x-dslint-python-type', '/'.join(sorted(kinds)))}",
-                              severity=None if ctx.package == "llamafactory" and _pyyaml_reader(ctx).everywhere
-                              and _pyyaml_reader(ctx).pinned else Severity.WARNING)
-            elif reader == "tokens" and not isinstance(value, (list, dict)):
-                ok, _ = _cli_convert(prop, str(value))
-                if not ok:
-                    yield Finding(node.span, f"{name}: {shown_value(str(value))} is not a valid {prop.get('x-dslint-cli-type')} value",
-                                  note="ms-swift passes it to argparse, which rejects it")
+            yield from _yaml_value(ctx, name, prop, node)
+        else:
+            yield from _command_line_tokens(ctx, name, arg, prop)
+
+
+def _yaml_value(ctx: TrainingContext, name: str, prop: dict, node):
+    """A plain YAML scalar of the training config, against the field's type."""
+    if not isinstance(node, Scalar) or node.style != "plain":
+        return
+    kinds = json_types(prop)
+    if isinstance(node.value, str) and _FLOAT_AS_STRING.match(node.span.text) and kinds & {"number", "integer"} \
+            and "string" not in kinds:
+        yield from _float_as_string(ctx, name, node)
+        return
+    value = node.value
+    if isinstance(value, bool) or value is None:
+        return  # DS703 (booleans) / null
+    reader = ctx.reader()
+    if isinstance(value, str) and kinds and not kinds & {"string", "object", "array"} and reader != "tokens":
+        yield from _string_for_number(ctx, name, prop, kinds, node)
+    elif reader == "tokens" and not isinstance(value, (list, dict)):
+        ok, _ = _cli_convert(prop, str(value))
+        if not ok:
+            yield Finding(node.span, f"{name}: {shown_value(str(value))} is not a valid {prop.get('x-dslint-cli-type')} value",
+                          note="ms-swift passes it to argparse, which rejects it")
+
+
+def _float_as_string(ctx: TrainingContext, name: str, node):
+    """``1e-4``: a string in YAML 1.1, for a numeric field."""
+    raw = node.span.text
+    fixed = _float_text(raw)
+    if ctx.reader() == "tokens":
+        return  # converted by the consumer
+    kept = _who_keeps_it_a_string(ctx)
+    if kept is None:
+        return  # OmegaConf (LLaMA-Factory 0.9) converts it
+    who, severity = kept
+    yield Finding(
+        node.span,
+        f"{name}: {raw} is the string '{raw}' in YAML 1.1",
+        note=f"PyYAML needs a dot ({fixed}); {who}, and the optimizer or comparison fails with TypeError",
+        fix=Fix.safe(f"Write {fixed}", Edit.replace(node.span, fixed), any_reader=True),
+        severity=severity,
+    )
+
+
+def _who_keeps_it_a_string(ctx: TrainingContext) -> tuple[str, Severity | None] | None:
+    """Which readers hand a YAML string to the dataclass unchanged, and the severity that gives; None: none does."""
+    if ctx.package != "llamafactory":
+        return ("readers that pass YAML values unchanged to the dataclass (HfArgumentParser.parse_yaml_file/parse_dict) "
+                "keep it a string"), Severity.WARNING
+    verdict = _pyyaml_reader(ctx)
+    if not verdict.anywhere:
+        return None
+    who = f"{verdict.where()} reads YAML with PyYAML and passes values unchanged"
+    if not verdict.everywhere:
+        who += f" ({verdict.candidates.why()})"
+    return who, verdict.severity()
+
+
+def _string_for_number(ctx: TrainingContext, name: str, prop: dict, kinds: set[str], node):
+    """A YAML string for a field that is no string (a number written as one is converted)."""
+    value = node.value
+    if ("number" in kinds or "integer" in kinds) and _is_number(value):
+        return
+    yield Finding(node.span, f"{name}: {shown_value(value)} is a string, but {ctx.label()} expects "
+                  f"{prop.get('x-dslint-python-type', '/'.join(sorted(kinds)))}",
+                  severity=None if ctx.package == "llamafactory" and _pyyaml_reader(ctx).everywhere
+                  and _pyyaml_reader(ctx).pinned else Severity.WARNING)
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _command_line_tokens(ctx: TrainingContext, name: str, arg, prop: dict):
+    """The command-line words of an argument, as argparse converts them; the first it rejects."""
+    if arg.value is True or arg.value is None or arg.span is None or arg.assumed:
+        return
+    tokens = arg.value if isinstance(arg.value, list) else [arg.value]
+    if "array" not in json_types(prop):
+        # argparse gives a field that is no list one word (a bool at most one: nargs="?");
+        # the words after it are positionals, left over or returned as remaining strings
+        tokens = tokens[:1]
+    for token in tokens:
+        if not isinstance(token, str) or "$" in token:
             continue
-        # a command-line token
-        if arg.value is True or arg.value is None or arg.span is None or arg.assumed:
-            continue
-        tokens = arg.value if isinstance(arg.value, list) else [arg.value]
-        if "array" not in json_types(prop):
-            # argparse gives a field that is no list one word (a bool at most one: nargs="?");
-            # the words after it are positionals, left over or returned as remaining strings
-            tokens = tokens[:1]
-        for token in tokens:
-            if not isinstance(token, str) or "$" in token:
-                continue
-            ok, _ = _cli_convert(prop, token)
-            if not ok:
-                defined = prop.get("x-dslint-defined-at")
-                who = f"{plan.program.program} ({defined})" if defined else ctx.label()
-                yield Finding(arg.span, f"--{name} {token}: argparse rejects it (invalid {prop.get('x-dslint-cli-type')} value)",
-                              note=f"{who} expects {prop.get('x-dslint-python-type', '?')}",
-                              related=[] if defined else [ctx.version_related()])
-                break
+        ok, _ = _cli_convert(prop, token)
+        if not ok:
+            defined = prop.get("x-dslint-defined-at")
+            who = f"{ctx.plan.program.program} ({defined})" if defined else ctx.label()
+            yield Finding(arg.span, f"--{name} {token}: argparse rejects it (invalid {prop.get('x-dslint-cli-type')} value)",
+                          note=f"{who} expects {prop.get('x-dslint-python-type', '?')}",
+                          related=[] if defined else [ctx.version_related()])
+            break
 
 
 def _pyyaml_reader(ctx: TrainingContext):
