@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
+from typing import Any
 
 from dslint.diagnostics import Edit, Finding, Fix, Related
 from dslint.documents.model import Mapping, Scalar
@@ -130,56 +132,13 @@ def zero3_non_reentrant_checkpointing(plan, context):
     stage, stage_node = zero_stage(plan)
     if stage != 3:
         return
-    if ctx.package == "llamafactory":
-        if "train" not in (ctx.sets or ("train",)) or ctx.lookup("use_reentrant_gc") is None:
-            return  # not training, or LLaMA-Factory 0.8 (reentrant always)
-        arg = plan.arg("use_reentrant_gc")
-        if arg is None or arg.assumed or truthy(arg.value) is not False:
-            return
-        off = plan.arg("disable_gradient_checkpointing")
-        if off is not None and (off.assumed or truthy(off.value) is not False):
-            return
-        tuner_name = "finetuning_type"
-        tuner = plan.arg(tuner_name)
-        node = ctx.node(arg)
-        span = node.span if isinstance(node, Scalar) else arg.span
-        edit = None
-        if span is not None and span.text.strip("'\"").lower() in ("false", "no", "off", "n", "f", "0"):
-            edit = Edit.replace(span, "true")
-        what = "use_reentrant_gc false"
-        remedy = "set use_reentrant_gc: true (the default)"
-        fix_title = "Set use_reentrant_gc to true"
-    else:
-        if ctx.lookup("gradient_checkpointing_kwargs") is None:
-            return  # ms-swift 2.x
-        on = plan.arg("gradient_checkpointing")
-        if on is not None and truthy(on.value) is False:
-            return
-        if plan.arg("no_gradient_checkpointing") is not None:
-            return
-        arg = plan.arg("gradient_checkpointing_kwargs")
-        if arg is None or arg.assumed:
-            return
-        found = _use_reentrant_false(ctx, arg)
-        if found is None:
-            return
-        span, edit = found
-        tuner = plan.arg("tuner_type", "train_type", "sft_type")
-        tuner_name = tuner.name if tuner is not None else \
-            next((n for n in ("tuner_type", "train_type", "sft_type") if ctx.lookup(n) is not None), "tuner_type")
-        what = "use_reentrant false in gradient_checkpointing_kwargs"
-        remedy = "set use_reentrant to true or leave it out (ms-swift then checkpoints reentrantly under DeepSpeed)"
-        fix_title = "Set use_reentrant to true"
-    if tuner is not None:
-        if tuner.assumed or not isinstance(tuner.value, str) or not tuner.value.strip() or "$" in tuner.value:
-            return  # cannot tell what is trained
-        method = tuner.value
-        tuner_related = arg_related(tuner)
-    else:
-        method = ctx.default(tuner_name)
-        if not isinstance(method, str):
-            return
-        tuner_related = Related(f"{tuner_name} {method} ({ctx.label()}'s default)")
+    setting = _llamafactory_setting(ctx) if ctx.package == "llamafactory" else _swift_setting(ctx)
+    if setting is None:
+        return
+    trained = _trained_method(ctx, setting.tuner, setting.tuner_name)
+    if trained is None:
+        return
+    method, tuner_related = trained
     if method.strip().lower() == "full":
         return
     verdict = _deepspeed_before_fix(plan, context)
@@ -189,9 +148,80 @@ def zero3_non_reentrant_checkpointing(plan, context):
                tuner_related, Related(verdict.candidates.describe())]
     tail = "" if verdict.everywhere else f" ({verdict.candidates.why()})"
     message = f"non-reentrant checkpointing of {method} training under ZeRO-3 crashes on {verdict.where()}"
-    note = (f"{what}: in the first backward, torch.utils.checkpoint.CheckpointError 'Recomputed values for the following "
+    note = (f"{setting.what}: in the first backward, torch.utils.checkpoint.CheckpointError 'Recomputed values for the following "
             "tensors have different metadata than during the forward pass' (saved shape [N], recomputed [0]), because ZeRO-3 "
             f"partitions the frozen base weights again during the recompute{tail}")
-    fix = Fix.unsafe(fix_title, edit) if edit is not None else None
-    yield Finding(span or arg.name_span or plan.span, message, related=related, fix=fix, severity=verdict.severity(),
-                  note=note, help=f"{remedy}, or use DeepSpeed >= {_REENTRANT_FIXED_IN}")
+    fix = Fix.unsafe(setting.fix_title, setting.edit) if setting.edit is not None else None
+    yield Finding(setting.span or setting.arg.name_span or plan.span, message, related=related, fix=fix,
+                  severity=verdict.severity(), note=note, help=f"{setting.remedy}, or use DeepSpeed >= {_REENTRANT_FIXED_IN}")
+
+
+@dataclass
+class _Setting:
+    """Where a launch chooses non-reentrant checkpointing, what trains, and how to write it back to reentrant."""
+
+    arg: Any
+    span: Any
+    edit: Edit | None
+    tuner: Any  # the argument that says what is trained, None when not given
+    tuner_name: str
+    what: str
+    remedy: str
+    fix_title: str
+
+
+def _llamafactory_setting(ctx: TrainingContext) -> _Setting | None:
+    """LLaMA-Factory 0.9 training with `use_reentrant_gc: false` and gradient checkpointing on."""
+    plan = ctx.plan
+    if "train" not in (ctx.sets or ("train",)) or ctx.lookup("use_reentrant_gc") is None:
+        return None  # not training, or LLaMA-Factory 0.8 (reentrant always)
+    arg = plan.arg("use_reentrant_gc")
+    if arg is None or arg.assumed or truthy(arg.value) is not False:
+        return None
+    off = plan.arg("disable_gradient_checkpointing")
+    if off is not None and (off.assumed or truthy(off.value) is not False):
+        return None
+    node = ctx.node(arg)
+    span = node.span if isinstance(node, Scalar) else arg.span
+    edit = None
+    if span is not None and span.text.strip("'\"").lower() in ("false", "no", "off", "n", "f", "0"):
+        edit = Edit.replace(span, "true")
+    return _Setting(arg, span, edit, plan.arg("finetuning_type"), "finetuning_type", "use_reentrant_gc false",
+                    "set use_reentrant_gc: true (the default)", "Set use_reentrant_gc to true")
+
+
+def _swift_setting(ctx: TrainingContext) -> _Setting | None:
+    """ms-swift 3.x/4.x with `use_reentrant` false in gradient_checkpointing_kwargs and gradient checkpointing on."""
+    plan = ctx.plan
+    if ctx.lookup("gradient_checkpointing_kwargs") is None:
+        return None  # ms-swift 2.x
+    on = plan.arg("gradient_checkpointing")
+    if on is not None and truthy(on.value) is False:
+        return None
+    if plan.arg("no_gradient_checkpointing") is not None:
+        return None
+    arg = plan.arg("gradient_checkpointing_kwargs")
+    if arg is None or arg.assumed:
+        return None
+    found = _use_reentrant_false(ctx, arg)
+    if found is None:
+        return None
+    span, edit = found
+    tuner = plan.arg("tuner_type", "train_type", "sft_type")
+    tuner_name = tuner.name if tuner is not None else \
+        next((n for n in ("tuner_type", "train_type", "sft_type") if ctx.lookup(n) is not None), "tuner_type")
+    return _Setting(arg, span, edit, tuner, tuner_name, "use_reentrant false in gradient_checkpointing_kwargs",
+                    "set use_reentrant to true or leave it out (ms-swift then checkpoints reentrantly under DeepSpeed)",
+                    "Set use_reentrant to true")
+
+
+def _trained_method(ctx: TrainingContext, tuner, tuner_name: str) -> tuple[str, Related] | None:
+    """What is trained (lora, full, ...) and where that is said; None when the launch does not tell."""
+    if tuner is not None:
+        if tuner.assumed or not isinstance(tuner.value, str) or not tuner.value.strip() or "$" in tuner.value:
+            return None  # cannot tell what is trained
+        return tuner.value, arg_related(tuner)
+    method = ctx.default(tuner_name)
+    if not isinstance(method, str):
+        return None
+    return method, Related(f"{tuner_name} {method} ({ctx.label()}'s default)")
