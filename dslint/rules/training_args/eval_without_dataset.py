@@ -50,28 +50,51 @@ def eval_without_dataset(plan, context):
     ctx = training_context(plan, context)
     if not ctx.active or ctx.package != "llamafactory" or "train" not in (ctx.sets or ("train",)):
         return
-    if plan.arg("eval_dataset") is not None and plan.arg("eval_dataset").value not in (None, "", []):
+    if _may_have_eval_data(plan):
         return
+    asked = _evaluation_asked(plan)
+    if asked is not None:
+        name, arg = asked
+        # get_train_args checks it from 0.8.3 on; before, what happens depends on the workflow.
+        verdict = ctx.in_use.candidates.judge(lambda version: True if compare(version, "0.8.3") >= 0 else None)
+        if verdict.anywhere:
+            note = f"LLaMA-Factory raises {_no_eval_data_message(name, verdict.failing)}"
+            yield Finding(arg.name_span or arg.span or plan.span, f"{name} without eval_dataset or val_size",
+                          related=[ctx.version_related()], severity=verdict.severity(), note=verdict.qualify(note))
+        return
+    strategy = _training_eval_strategy(plan)
+    if strategy is not None:
+        yield from _eval_strategy_without_dataset(plan, context, ctx, strategy)
+
+
+def _may_have_eval_data(plan) -> bool:
+    """An eval_dataset, a val_size > 1e-6, or a val_size dslint cannot read."""
+    if plan.arg("eval_dataset") is not None and plan.arg("eval_dataset").value not in (None, "", []):
+        return True
     val = plan.arg("val_size")
     try:
-        if val is not None and float(val.value) > 1e-6:
-            return
+        return val is not None and float(val.value) > 1e-6
     except (TypeError, ValueError):
-        return
+        return True
+
+
+def _evaluation_asked(plan):
+    """(name, argument) of the first of do_eval, do_predict, predict_with_generate that is on; None: none is."""
     for name in ("do_eval", "do_predict", "predict_with_generate"):
         arg = plan.arg(name)
         if arg is not None and truthy(arg.value):
-            # get_train_args checks it from 0.8.3 on; before, what happens depends on the workflow.
-            verdict = ctx.in_use.candidates.judge(lambda version: True if compare(version, "0.8.3") >= 0 else None)
-            if verdict.anywhere:
-                note = f"LLaMA-Factory raises {_no_eval_data_message(name, verdict.failing)}"
-                yield Finding(arg.name_span or arg.span or plan.span, f"{name} without eval_dataset or val_size",
-                              related=[ctx.version_related()], severity=verdict.severity(), note=verdict.qualify(note))
-            return
+            return name, arg
+    return None
+
+
+def _training_eval_strategy(plan):
+    """The eval_strategy argument of a training run (do_train) that evaluates; None otherwise."""
     strategy = plan.arg("eval_strategy", "evaluation_strategy")
     train = plan.arg("do_train")
-    if strategy is not None and isinstance(strategy.value, str) and strategy.value not in ("no",) and train is not None and truthy(train.value):
-        yield from _eval_strategy_without_dataset(plan, context, ctx, strategy)
+    if strategy is not None and isinstance(strategy.value, str) and strategy.value not in ("no",) and train is not None \
+            and truthy(train.value):
+        return strategy
+    return None
 
 
 def _no_eval_data_message(name: str, versions) -> str:

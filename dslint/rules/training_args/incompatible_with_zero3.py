@@ -39,17 +39,25 @@ def incompatible_with_zero3(plan, context):
     if stage != 3:
         return
     related = [Related("zero_optimization.stage 3 in the DeepSpeed config", stage_node.span if stage_node is not None else None)]
-    checks = (
-        ("pure_bf16", "`pure_bf16` is incompatible with DeepSpeed ZeRO-3."),
-        ("predict_with_generate", "`predict_with_generate` is incompatible with DeepSpeed ZeRO-3."),
-        ("use_unsloth", "Unsloth is incompatible with DeepSpeed ZeRO-3."),
-        ("pissa_init", "Please use scripts/pissa_init.py to initialize PiSSA in DeepSpeed ZeRO-3."),
-    )
-    for name, message in checks:
+    for name, message in _REFUSED_FLAGS:
         arg = plan.arg(name)
         if arg is not None and truthy(arg.value):
             yield Finding(arg.name_span or arg.span or plan.span, f"{name} with DeepSpeed ZeRO-3",
                           note=f"LLaMA-Factory raises '{message}'", related=related)
+    yield from _quantization(plan, related)
+
+
+# The flags LLaMA-Factory refuses under ZeRO-3, and what it raises (llamafactory/hparams/parser.py).
+_REFUSED_FLAGS = (
+    ("pure_bf16", "`pure_bf16` is incompatible with DeepSpeed ZeRO-3."),
+    ("predict_with_generate", "`predict_with_generate` is incompatible with DeepSpeed ZeRO-3."),
+    ("use_unsloth", "Unsloth is incompatible with DeepSpeed ZeRO-3."),
+    ("pissa_init", "Please use scripts/pissa_init.py to initialize PiSSA in DeepSpeed ZeRO-3."),
+)
+
+
+def _quantization(plan, related):
+    """bitsandbytes at other than 4 bits, HQQ and EETQ: refused when the model loads (configure_quantization)."""
     bits = plan.arg("quantization_bit")
     if bits is None or bits.value is None:
         return

@@ -45,16 +45,26 @@ def list_as_comma_string(plan, context):
             continue
         node = ctx.node(arg)
         value = node.value if isinstance(node, Scalar) else (arg.value if node is None else None)
-        if not isinstance(value, str) or "," not in value or "{" in value or "(" in value or "$" in value:
+        parts = _comma_parts(value)
+        if parts is None:
             continue
-        parts = [p.strip() for p in value.split(",")]
-        if not all(parts):
-            continue
-        fix = None
-        if isinstance(node, Scalar) and node.style == "plain":
-            fix = Fix.unsafe("Write a YAML list", Edit.replace(node.span, "[" + ", ".join(parts) + "]"))
-        elif node is None and arg.span is not None and arg.span.text == value:
-            fix = Fix.unsafe("Pass each value as its own token", Edit.replace(arg.span, " ".join(parts)))
         yield Finding((node.span if node is not None else arg.span) or plan.span,
-                      f"{name} takes several values (nargs='+'), but '{value}' is one token", fix=fix,
+                      f"{name} takes several values (nargs='+'), but '{value}' is one token", fix=_fix(arg, node, value, parts),
                       note=f"ms-swift reads it as the single item '{value}'")
+
+
+def _comma_parts(value) -> list[str] | None:
+    """The items of a plain comma-separated string; None for anything else (a dict, a call, a shell variable)."""
+    if not isinstance(value, str) or "," not in value or "{" in value or "(" in value or "$" in value:
+        return None
+    parts = [p.strip() for p in value.split(",")]
+    return parts if all(parts) else None
+
+
+def _fix(arg, node, value: str, parts: list[str]) -> Fix | None:
+    """A YAML list for a plain YAML scalar; separate tokens for a command-line word written as given."""
+    if isinstance(node, Scalar) and node.style == "plain":
+        return Fix.unsafe("Write a YAML list", Edit.replace(node.span, "[" + ", ".join(parts) + "]"))
+    if node is None and arg.span is not None and arg.span.text == value:
+        return Fix.unsafe("Pass each value as its own token", Edit.replace(arg.span, " ".join(parts)))
+    return None

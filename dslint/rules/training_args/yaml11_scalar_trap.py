@@ -9,7 +9,7 @@ from dslint.diagnostics import Edit, Finding, Fix, Severity
 from dslint.documents.model import Scalar
 from dslint.rule import rule
 from dslint.rules.training_args._common import json_types
-from dslint.rules.training_args._context import training_context
+from dslint.rules.training_args._context import TrainingContext, training_context
 
 
 # PyYAML's YAML 1.1 resolver, as the consumers load YAML (yaml.safe_load; OmegaConf differs only for floats).
@@ -60,36 +60,50 @@ def yaml11_scalar_trap(plan, context):
         found = ctx.lookup(name)
         if found is None:
             continue
-        field, prop, _ = found
-        kinds = json_types(prop)
         raw = node.span.text
         if isinstance(node.value, bool) and _BOOL_WORDS.match(raw) and raw.lower() not in ("true", "false"):
-            if "boolean" in kinds:
-                continue
-            choices = prop.get("enum")
-            if choices is not None:
-                valid = [c for c in choices if c is not None]
-                if raw.lower() in [str(c).lower() for c in valid] or raw in valid:
-                    yield Finding(
-                        node.span,
-                        f"{name}: {raw} is the boolean {node.value} in YAML 1.1, not the choice '{raw.lower()}'",
-                        note=f"{ctx.label()} rejects it (valid: {', '.join(map(str, valid))})",
-                        fix=Fix.safe(f'Quote it: "{raw.lower()}"', Edit.replace(node.span, f'"{raw.lower()}"')),
-                    )
-                else:  # no fix: quoted, the word is still not a choice (DS705); which choice was meant is the author's call
-                    yield Finding(node.span, f"{name}: {raw} is the boolean {node.value} in YAML 1.1, not a choice",
-                                  note=f"{ctx.label()} expects one of {', '.join(map(str, valid))}")
-            elif "string" in kinds:
-                yield Finding(node.span, f"{name}: {raw} is the boolean {node.value} in YAML 1.1, not the string '{raw}'",
-                              fix=Fix.safe(f'Quote it: "{raw}"', Edit.replace(node.span, f'"{raw}"')),
-                              severity=Severity.WARNING)
-            continue
-        if isinstance(node.value, int) and not isinstance(node.value, bool):
-            kind = "octal" if _OCTAL.match(raw) and raw.strip("+-") != "0" else "hexadecimal" if _HEX.match(raw) else \
-                "base-60" if _SEXAGESIMAL.match(raw) else None
-            if kind is None:
-                continue
-            plain = raw.lstrip("0") or "0" if kind == "octal" else None
-            fix = Fix.unsafe(f"Write {plain}", Edit.replace(node.span, plain)) if plain else None
-            yield Finding(node.span, f"{name}: {raw} is the {kind} number {node.value} in YAML 1.1",
-                          fix=fix, severity=Severity.WARNING)
+            yield from _boolean_word(ctx, name, found[1], node)
+        elif isinstance(node.value, int) and not isinstance(node.value, bool):
+            yield from _unusual_integer(name, node)
+
+
+def _boolean_word(ctx: TrainingContext, name: str, prop: dict, node):
+    """``no``, ``off``, ... for a field that is not a boolean: a choice or a string."""
+    kinds = json_types(prop)
+    raw = node.span.text
+    if "boolean" in kinds:
+        return
+    choices = prop.get("enum")
+    if choices is not None:
+        yield _boolean_for_a_choice(ctx, name, node, [c for c in choices if c is not None])
+    elif "string" in kinds:
+        yield Finding(node.span, f"{name}: {raw} is the boolean {node.value} in YAML 1.1, not the string '{raw}'",
+                      fix=Fix.safe(f'Quote it: "{raw}"', Edit.replace(node.span, f'"{raw}"')),
+                      severity=Severity.WARNING)
+
+
+def _boolean_for_a_choice(ctx: TrainingContext, name: str, node, valid: list) -> Finding:
+    raw = node.span.text
+    if raw.lower() in [str(c).lower() for c in valid] or raw in valid:
+        return Finding(
+            node.span,
+            f"{name}: {raw} is the boolean {node.value} in YAML 1.1, not the choice '{raw.lower()}'",
+            note=f"{ctx.label()} rejects it (valid: {', '.join(map(str, valid))})",
+            fix=Fix.safe(f'Quote it: "{raw.lower()}"', Edit.replace(node.span, f'"{raw.lower()}"')),
+        )
+    # no fix: quoted, the word is still not a choice (DS705); which choice was meant is the author's call
+    return Finding(node.span, f"{name}: {raw} is the boolean {node.value} in YAML 1.1, not a choice",
+                   note=f"{ctx.label()} expects one of {', '.join(map(str, valid))}")
+
+
+def _unusual_integer(name: str, node):
+    """An octal, hexadecimal or base-60 integer: YAML 1.1 reads another number than the one written."""
+    raw = node.span.text
+    kind = "octal" if _OCTAL.match(raw) and raw.strip("+-") != "0" else "hexadecimal" if _HEX.match(raw) else \
+        "base-60" if _SEXAGESIMAL.match(raw) else None
+    if kind is None:
+        return
+    plain = raw.lstrip("0") or "0" if kind == "octal" else None
+    fix = Fix.unsafe(f"Write {plain}", Edit.replace(node.span, plain)) if plain else None
+    yield Finding(node.span, f"{name}: {raw} is the {kind} number {node.value} in YAML 1.1",
+                  fix=fix, severity=Severity.WARNING)
