@@ -1,5 +1,6 @@
 """Small readers the training-argument rules share: booleans as the consumers read them, a
-schema property's JSON types, the DeepSpeed ZeRO stage, a consumer's default.
+schema property's JSON types, a value as a message shows it, the DeepSpeed ZeRO stage, an
+argument as a related line.
 """
 
 from __future__ import annotations

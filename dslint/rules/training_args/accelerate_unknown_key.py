@@ -1,5 +1,4 @@
-"""DS721: a top-level key of an accelerate config file that accelerate does not know.
-"""
+"""DS721: a top-level key of an accelerate config file that accelerate does not know."""
 
 from __future__ import annotations
 

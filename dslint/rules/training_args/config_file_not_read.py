@@ -1,5 +1,4 @@
-"""DS720: a training config file the consumer will not read as a config.
-"""
+"""DS720: a training config file the consumer will not read as a config."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""DS712: LLaMA-Factory evaluation with no evaluation data.
-"""
+"""DS712: LLaMA-Factory evaluation with no evaluation data."""
 
 from __future__ import annotations
 

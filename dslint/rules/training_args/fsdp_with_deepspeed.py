@@ -1,5 +1,4 @@
-"""DS710: `--fsdp` and `--deepspeed` together.
-"""
+"""DS710: `--fsdp` and `--deepspeed` together."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""DS713: LLaMA-Factory options it rejects under DeepSpeed ZeRO-3.
-"""
+"""DS713: LLaMA-Factory options it rejects under DeepSpeed ZeRO-3."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""DS705: a training argument's value is not one of the choices the consumer accepts.
-"""
+"""DS705: a training argument's value is not one of the choices the consumer accepts."""
 
 from __future__ import annotations
 

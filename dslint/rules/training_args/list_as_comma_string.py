@@ -1,5 +1,4 @@
-"""DS704: a list argument given as one comma-separated string.
-"""
+"""DS704: a list argument given as one comma-separated string."""
 
 from __future__ import annotations
 

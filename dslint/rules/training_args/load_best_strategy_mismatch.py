@@ -1,5 +1,4 @@
-"""DS711: `load_best_model_at_end` with evaluation and save schedules that cannot line up.
-"""
+"""DS711: `load_best_model_at_end` with evaluation and save schedules that cannot line up."""
 
 from __future__ import annotations
 

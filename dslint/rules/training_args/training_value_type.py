@@ -1,5 +1,4 @@
-"""DS702: a training argument's value is not of the type the consumer reads it as.
-"""
+"""DS702: a training argument's value is not of the type the consumer reads it as."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""DS701: a training argument the consumer's parser does not have in the version in use.
-"""
+"""DS701: a training argument the consumer's parser does not have in the version in use."""
 
 from __future__ import annotations
 

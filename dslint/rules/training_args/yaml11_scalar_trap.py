@@ -1,5 +1,4 @@
-"""DS703: a plain YAML scalar that YAML 1.1 reads as something else.
-"""
+"""DS703: a plain YAML scalar that YAML 1.1 reads as something else."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""DS722: non-reentrant gradient checkpointing with frozen weights under ZeRO-3.
-"""
+"""DS722: non-reentrant gradient checkpointing with frozen weights under ZeRO-3."""
 
 from __future__ import annotations
 
