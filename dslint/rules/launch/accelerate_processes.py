@@ -38,6 +38,13 @@ def accelerate_processes(plan, context):
     if plan.launcher != "accelerate" or plan.accelerate_config is None or plan.accelerate_config.config is None:
         return
     mapping = plan.accelerate_config.config
+    yield from _overridden_processes(plan, mapping)
+    yield from _machine_rank_never_set(plan, mapping)
+    yield from _processes_over_machines(plan, mapping)
+
+
+def _overridden_processes(plan, mapping):
+    """--num_processes on the command line that differs from the config file's (info)."""
     file_procs = mapping.get("num_processes")
     cli = plan.launcher_args.get("num_processes")
     if cli is not None and isinstance(file_procs, Scalar) and str(file_procs.value) != str(cli.value) and cli.value is not None:
@@ -47,8 +54,11 @@ def accelerate_processes(plan, context):
             related=[Related("the config file's value", file_procs.span)],
             severity=Severity.INFO,
         )
+
+
+def _machine_rank_never_set(plan, mapping):
+    """Several machines, and every run of the launch starts the same machine rank."""
     machines = plan.nodes
-    total = plan.world_size
     rank_entry = mapping.entry("machine_rank")
     if machines is not None and machines.value and machines.value > 1 and "machine_rank" not in plan.launcher_args \
             and not _rank_decided_elsewhere(plan):
@@ -61,6 +71,13 @@ def accelerate_processes(plan, context):
             help="pass --machine_rank per node",
             related=[Related("machine_rank in the config", rank_entry.value.span)] if rank_entry is not None else [],
         )
+
+
+def _processes_over_machines(plan, mapping):
+    """A process count the command line gives that does not divide over the machines (a file that
+    disagrees with itself is accelerate-processes-per-machine's)."""
+    machines = plan.nodes
+    total = plan.world_size
     from_file = all(v.span is not None and v.span.source is mapping.span.source for v in (machines, total) if v is not None)
     if machines is not None and total is not None and machines.value and total.value and total.value % machines.value \
             and not from_file:

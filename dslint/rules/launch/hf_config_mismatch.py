@@ -84,62 +84,86 @@ def hf_config_mismatch(use, context):
     plan = use.launch
     if plan is None or use.consumer not in HF_LIKE:
         return
-    config = use.config
     args = TrainingArgs(plan)
+    auto_find = parsed("auto_find_batch_size", plan.arg("auto_find_batch_size").value) if plan.arg("auto_find_batch_size") else False
+    # The pairs in the order trainer_config_process compares them.
+    pairs = _batch_pairs(plan, args, auto_find) + _optimizer_pairs(plan, args) + _precision_pairs(args)
+    yield from _total_num_steps(use, args)
+    if auto_find:
+        gas, gas_rel = args.get("gradient_accumulation_steps")
+        yield from _auto_find_batch_size(use, plan, gas, gas_rel, args)
+    for dotted, hf_value, hf_name, related in pairs:
+        yield from _mismatch(use, dotted, hf_value, hf_name, related)
+
+
+def _batch_pairs(plan, args, auto_find) -> list[tuple]:
+    """(DeepSpeed key, the Trainer's value, its name, [Related]) for the batch sizes; with
+    --auto_find_batch_size the Trainer's micro batch (and so the global batch) is not known."""
     bs, bs_rel = args.get("per_device_train_batch_size")
     gas, gas_rel = args.get("gradient_accumulation_steps")
-    auto_find = parsed("auto_find_batch_size", plan.arg("auto_find_batch_size").value) if plan.arg("auto_find_batch_size") else False
-    checks = []
+    pairs = []
     if not auto_find:
-        checks.append(("train_micro_batch_size_per_gpu", bs, "per_device_train_batch_size", [bs_rel]))
-    checks.append(("gradient_accumulation_steps", gas, "gradient_accumulation_steps", [gas_rel]))
+        pairs.append(("train_micro_batch_size_per_gpu", bs, "per_device_train_batch_size", [bs_rel]))
+    pairs.append(("gradient_accumulation_steps", gas, "gradient_accumulation_steps", [gas_rel]))
     world = plan.world_size.value if plan.world_size is not None else None
     if not auto_find and world is not None and bs is not None and gas is not None:
         world_rel = Related(f"world size {world} from {plan.world_size.origin}", plan.world_size.span)
-        checks.append(("train_batch_size", world * bs * gas, "train_batch_size (calculated)", [world_rel, bs_rel, gas_rel]))
+        pairs.append(("train_batch_size", world * bs * gas, "train_batch_size (calculated)", [world_rel, bs_rel, gas_rel]))
+    return pairs
+
+
+def _optimizer_pairs(plan, args) -> list[tuple]:
+    """The pairs of clipping, the optimizer's parameters and the scheduler's warmup."""
     clip, clip_rel = args.get("max_grad_norm")
-    checks.append(("gradient_clipping", clip, "max_grad_norm", [clip_rel]))
     lr, lr_rel = args.get("learning_rate")
-    checks.append(("optimizer.params.lr", lr, "learning_rate", [lr_rel]))
+    pairs = [("gradient_clipping", clip, "max_grad_norm", [clip_rel]), ("optimizer.params.lr", lr, "learning_rate", [lr_rel])]
     beta1, beta1_rel = args.get("adam_beta1")
     beta2, beta2_rel = args.get("adam_beta2")
     if beta1 is not None and beta2 is not None:
-        checks.append(("optimizer.params.betas", [beta1, beta2], "adam_beta1+adam_beta2", [beta1_rel, beta2_rel]))
+        pairs.append(("optimizer.params.betas", [beta1, beta2], "adam_beta1+adam_beta2", [beta1_rel, beta2_rel]))
     eps, eps_rel = args.get("adam_epsilon")
-    checks.append(("optimizer.params.eps", eps, "adam_epsilon", [eps_rel]))
+    pairs.append(("optimizer.params.eps", eps, "adam_epsilon", [eps_rel]))
     decay, decay_rel = args.get("weight_decay")
-    checks.append(("optimizer.params.weight_decay", decay, "weight_decay", [decay_rel]))
-    checks.append(("scheduler.params.warmup_max_lr", lr, "learning_rate", [lr_rel]))
+    pairs.append(("optimizer.params.weight_decay", decay, "weight_decay", [decay_rel]))
+    pairs.append(("scheduler.params.warmup_max_lr", lr, "learning_rate", [lr_rel]))
     warmup, warmup_rel = _warmup_steps(plan, args)
-    checks.append(("scheduler.params.warmup_num_steps", warmup, "warmup_steps", [warmup_rel]))
-    yield from _total_num_steps(use, args)
+    pairs.append(("scheduler.params.warmup_num_steps", warmup, "warmup_steps", [warmup_rel]))
+    return pairs
+
+
+def _precision_pairs(args) -> list[tuple]:
+    """fp16.enabled and bf16.enabled against the flag or its _full_eval twin, where the flag is known."""
+    pairs = []
     for name, dsname in (("fp16", "fp16.enabled"), ("bf16", "bf16.enabled")):
         flag, flag_rel = args.get(name)
         full_eval, _ = args.get(f"{name}_full_eval")
         if flag is not None:
-            checks.append((dsname, bool(flag or full_eval), f"{name}|{name}_full_eval", [flag_rel]))
-    if auto_find:
-        yield from _auto_find_batch_size(use, plan, gas, gas_rel, args)
-    for dotted, hf_value, hf_name, related in checks:
-        if hf_value is None:
-            continue
-        node = _ds_value(config, dotted)
-        if node is None:
-            continue
-        ds_value = node.to_python()
-        if ds_value is None or ds_value == "auto" or ds_value == hf_value:
-            continue
-        if dotted == "bf16.enabled" and config.get("bf16") is None and config.get("bfloat16") is not None:
-            continue  # HF reads only "bf16"
-        shown = repr(ds_value) if isinstance(ds_value, str) else _show(ds_value)
-        string = "a string never equals a number; " if isinstance(ds_value, str) and not isinstance(hf_value, str) else ""
-        yield Finding(
-            node.span,
-            f"ds {dotted}={shown} vs hf {hf_name}={_show(hf_value)}",
-            note=f"{string}the HF Trainer stops with {_MISMATCH}",
-            related=[r for r in related if r is not None] + launch_related(use),
-            fix=Fix.safe(f'Set {dotted} to "auto" so the Trainer fills it in', replace_value(node, "auto")),
-        )
+            pairs.append((dsname, bool(flag or full_eval), f"{name}|{name}_full_eval", [flag_rel]))
+    return pairs
+
+
+def _mismatch(use, dotted: str, hf_value, hf_name: str, related: list):
+    """The finding for an explicit DeepSpeed value at ``dotted`` that Python's != tells from the Trainer's."""
+    config = use.config
+    if hf_value is None:
+        return
+    node = _ds_value(config, dotted)
+    if node is None:
+        return
+    ds_value = node.to_python()
+    if ds_value is None or ds_value == "auto" or ds_value == hf_value:
+        return
+    if dotted == "bf16.enabled" and config.get("bf16") is None and config.get("bfloat16") is not None:
+        return  # HF reads only "bf16"
+    shown = repr(ds_value) if isinstance(ds_value, str) else _show(ds_value)
+    string = "a string never equals a number; " if isinstance(ds_value, str) and not isinstance(hf_value, str) else ""
+    yield Finding(
+        node.span,
+        f"ds {dotted}={shown} vs hf {hf_name}={_show(hf_value)}",
+        note=f"{string}the HF Trainer stops with {_MISMATCH}",
+        related=[r for r in related if r is not None] + launch_related(use),
+        fix=Fix.safe(f'Set {dotted} to "auto" so the Trainer fills it in', replace_value(node, "auto")),
+    )
 
 
 _MISMATCH = "'Please correct the following DeepSpeed config values that mismatch TrainingArguments values'"

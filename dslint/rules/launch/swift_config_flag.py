@@ -37,34 +37,45 @@ def swift_config_flag(plan, context):
         return
     if plan.launcher == "megatron" and plan.arg("use_ray") is not None:
         return
-    from dslint.rules._training import in_use
-
-    use = in_use("ms-swift", plan.origin.path if plan.origin is not None else None, context.settings, plan.program)
-    # ms-swift 3.x reads `--config file.yaml` (swift/cli/main.py prepare_config_args)
-    verdict = use.judge((), lambda space: space.reader.get("flag") != "--config") if use is not None else None
+    verdict = _versions_verdict(plan, context)
     if verdict is not None and not verdict.anywhere:
         return
     for option in plan.command.program_args:
         if option.name in ("--config", "--config_file") and option.value is not None:
-            from dslint.diagnostics import Edit
-
-            source = option.span.source
-            entry = plan.command.command.args[0] if plan.command.command.args else None
-            fix = None
-            if entry is not None and option.value.value and (verdict is None or verdict.everywhere) \
-                    and not _missing_file(plan, option.value.value):
-                end = option.span.end
-                while end < len(source.text) and source.text[end] in " \t":
-                    end += 1
-                fix = Fix.unsafe(
-                    "Pass the config file as the first argument",
-                    Edit(source, option.span.start, end, ""),
-                    Edit(source, entry.span.end, entry.span.end, f" {option.value.raw}"),
-                )
+            fix = _first_argument_fix(plan, option, verdict)
             note = "as written it stops with remaining_argv"
             yield Finding(option.name_span or option.span, f"{plan.entry or 'ms-swift'} does not read {option.name}", fix=fix,
                           severity=verdict.severity() if verdict else None, note=verdict.qualify(note) if verdict else note,
                           help=None if fix else f"it takes the config file as its first argument (`{plan.entry or 'swift sft'} {option.value.raw}`)")
+
+
+def _versions_verdict(plan, context):
+    """Which of the ms-swift versions the launch may run with stop on ``--config``; None when they are not known."""
+    from dslint.rules._training import in_use
+
+    use = in_use("ms-swift", plan.origin.path if plan.origin is not None else None, context.settings, plan.program)
+    # ms-swift 3.x reads `--config file.yaml` (swift/cli/main.py prepare_config_args)
+    return use.judge((), lambda space: space.reader.get("flag") != "--config") if use is not None else None
+
+
+def _first_argument_fix(plan, option, verdict):
+    """The fix that moves the file to the first argument: only where every version stops on the
+    flag and the file is known to be there (or might be)."""
+    from dslint.diagnostics import Edit
+
+    source = option.span.source
+    entry = plan.command.command.args[0] if plan.command.command.args else None
+    if entry is None or not option.value.value or (verdict is not None and not verdict.everywhere) \
+            or _missing_file(plan, option.value.value):
+        return None
+    end = option.span.end
+    while end < len(source.text) and source.text[end] in " \t":
+        end += 1
+    return Fix.unsafe(
+        "Pass the config file as the first argument",
+        Edit(source, option.span.start, end, ""),
+        Edit(source, entry.span.end, entry.span.end, f" {option.value.raw}"),
+    )
 
 
 def _missing_file(plan, raw: str) -> bool:

@@ -34,17 +34,10 @@ def swift_device_map(plan, context):
     devices = plan.visible_devices
     if devices is None or devices.value is None or not devices.value:
         return
-    n = len(devices.value)
-    if plan.launcher == "swift":
-        procs = plan.procs_per_node
-        if procs is None or procs.value is None:
-            return
-        local = procs.value
-    else:
-        procs = plan.procs_per_node
-        if procs is None or procs.value is None:
-            return
-        local = procs.value
+    procs = plan.procs_per_node
+    if procs is None or procs.value is None:
+        return
+    n, local = len(devices.value), procs.value
     related = [Related(f"devices from {devices.origin}", devices.span), Related(f"processes per node from {procs.origin}", procs.span)]
     if local and n % local:
         yield Finding(
@@ -55,14 +48,20 @@ def swift_device_map(plan, context):
         )
         return
     if local and n // local >= 2:
-        users = [name for name in ("deepspeed", "fsdp", "use_liger_kernel") if plan.arg(name) is not None and plan.arg(name).value not in (False, "false", "False")]
-        if users:
-            arg = plan.arg(users[0])
-            yield Finding(
-                (procs.span if not procs.default else None) or devices.span or plan.span,
-                f"{n} visible devices with {local} process(es) per node put ms-swift in device_map mode",
-                note=f"--{users[0]} does not support it: ms-swift raises 'DeepSpeed is not compatible with `device_map`. "
-                f"n_gpu: {n}, local_world_size: {local}'",
-                help=f"set NPROC_PER_NODE={n}",
-                related=related + [Related(arg.origin, arg.span)],
-            )
+        yield from _device_map_refused(plan, procs, devices, related)
+
+
+def _device_map_refused(plan, procs, devices, related):
+    """device_map mode (several devices per process) with a flag that refuses it: DeepSpeed, FSDP, liger kernels."""
+    n, local = len(devices.value), procs.value
+    users = [name for name in ("deepspeed", "fsdp", "use_liger_kernel") if plan.arg(name) is not None and plan.arg(name).value not in (False, "false", "False")]
+    if users:
+        arg = plan.arg(users[0])
+        yield Finding(
+            (procs.span if not procs.default else None) or devices.span or plan.span,
+            f"{n} visible devices with {local} process(es) per node put ms-swift in device_map mode",
+            note=f"--{users[0]} does not support it: ms-swift raises 'DeepSpeed is not compatible with `device_map`. "
+            f"n_gpu: {n}, local_world_size: {local}'",
+            help=f"set NPROC_PER_NODE={n}",
+            related=related + [Related(arg.origin, arg.span)],
+        )

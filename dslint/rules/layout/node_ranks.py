@@ -58,6 +58,27 @@ def node_ranks(layout: Layout, context):
     ```
     Use instead: `--node_rank 1` in node1.sh.
     """
+    yield from _outside_ranks(layout)
+    if not comparable(layout):
+        return
+    duplicates = _duplicates(layout)
+    for node, first in duplicates:
+        if node.outside:  # report it where the run can: at the launch it lists
+            node, first = first, node
+        if node.outside:
+            continue
+        yield Finding(
+            report_at(node.rank, node),
+            f"node rank {node.static_rank} is also the rank of {first.where()}",
+            note="two nodes claim it, and the rendezvous waits for a missing rank",
+            related=[node_related(first, "the other launch"), Related(f"this rank from {node.rank.origin}", node.rank.span)],
+        )
+    if not duplicates:  # a rank claimed twice already leaves one missing
+        yield from _missing_ranks(layout)
+
+
+def _outside_ranks(layout: Layout):
+    """Each node launch whose rank is outside 0..N-1 for the node count N it declares."""
     for node in layout.nodes:
         count, rank = node.node_count, node.static_rank
         if node.outside or count is None or rank is None or 0 <= rank < count:
@@ -69,32 +90,28 @@ def node_ranks(layout: Layout, context):
             note="the rendezvous waits for ranks no node takes",
             related=[Related(f"node count from {node.nodes.origin}", node.nodes.span)],
         )
-    if not comparable(layout):
-        return
+
+
+def _duplicates(layout: Layout) -> list[tuple[Node, Node]]:
+    """(node, the earlier node of the same rank) for each node launch whose valid rank another already has."""
     seen: dict[int, Node] = {}
-    duplicated = False
+    found = []
     for node in layout.nodes:
         rank = node.static_rank
         if rank is None or node.node_count is None or not 0 <= rank < node.node_count:
             continue
         if rank in seen:
-            duplicated = True
-            first = seen[rank]
-            if node.outside:  # report it where the run can: at the launch it lists
-                node, first = first, node
-            if node.outside:
-                continue
-            yield Finding(
-                report_at(node.rank, node),
-                f"node rank {rank} is also the rank of {first.where()}",
-                note="two nodes claim it, and the rendezvous waits for a missing rank",
-                related=[node_related(first, "the other launch"), Related(f"this rank from {node.rank.origin}", node.rank.span)],
-            )
+            found.append((node, seen[rank]))
             continue
         seen[rank] = node
+    return found
+
+
+def _missing_ranks(layout: Layout):
+    """Ranks of 0..N-1 that no node launch of a layout with every rank written takes."""
     reference = layout.reference
     count = reference.node_count
-    if duplicated or not layout.static or count is None or any(n.node_count != count for n in layout.nodes):
+    if not layout.static or count is None or any(n.node_count != count for n in layout.nodes):
         return
     missing = [r for r in range(count) if r not in rank_counts(layout)]
     at = next((n for n in [reference, *layout.nodes] if not n.outside), None)

@@ -80,47 +80,61 @@ def accelerate_training_mismatch(plan, context):
     Unsafe: writing the Trainer's `gradient_accumulation_steps` or `max_grad_norm` into the
     accelerate config makes the two agree, but which of them the author meant is a guess.
     """
-    if plan.launcher != "accelerate" or plan.accelerate_config is None or plan.accelerate_config.config is None:
+    found = _deepspeed_by_accelerate(plan)
+    if found is None:
         return
+    mapping, section = found
+    args = TrainingArgs(plan)
+    for key, name, kind in (("gradient_accumulation_steps", "gradient_accumulation_steps", int), ("gradient_clipping", "max_grad_norm", float)):
+        yield from _step_setting(plan, section, args, key, name, kind)
+    yield from _mixed_precision(plan, mapping, args)
+
+
+def _deepspeed_by_accelerate(plan):
+    """(accelerate config, its deepspeed_config section or None) of an accelerate launch whose config turns
+    DeepSpeed on itself (no DeepSpeed JSON from the launch or the config); None for any other launch."""
+    if plan.launcher != "accelerate" or plan.accelerate_config is None or plan.accelerate_config.config is None:
+        return None
     if plan.arg("deepspeed") is not None or plan.deepspeed is not None:
-        return  # the Trainer builds its plugin from the DeepSpeed JSON; accelerate only fills "auto" there
+        return None  # the Trainer builds its plugin from the DeepSpeed JSON; accelerate only fills "auto" there
     mapping = plan.accelerate_config.config
     distributed = ds.raw(mapping.get("distributed_type"))
     section = mapping.get("deepspeed_config")
     uses_deepspeed = (isinstance(distributed, str) and distributed.upper() == "DEEPSPEED") or "use_deepspeed" in plan.launcher_args
     if not uses_deepspeed or (isinstance(section, Mapping) and section.get("deepspeed_config_file") is not None):
+        return None
+    return mapping, section if isinstance(section, Mapping) else None
+
+
+def _step_setting(plan, section: Mapping | None, args, key: str, name: str, kind):
+    """accelerate's ``key`` (the flag of the same name, or the config's) against the Trainer's ``name``."""
+    value, span, where = _accelerate_value(plan, section, key, key)
+    theirs = _number(value, kind) if value is not None else None
+    mine, mine_rel = args.get(name)
+    if theirs is None or mine is None or theirs == mine or (key == "gradient_clipping" and not theirs):
         return
-    section = section if isinstance(section, Mapping) else None
-    args = TrainingArgs(plan)
-    for key, flag, name, kind in (("gradient_accumulation_steps", "gradient_accumulation_steps", "gradient_accumulation_steps", int),
-                                  ("gradient_clipping", "gradient_clipping", "max_grad_norm", float)):
-        value, span, where = _accelerate_value(plan, section, key, flag)
-        theirs = _number(value, kind) if value is not None else None
-        mine, mine_rel = args.get(name)
-        if theirs is None or mine is None or theirs == mine or (key == "gradient_clipping" and not theirs):
-            continue
-        node = section.get(key) if section is not None else None
-        fix = None
-        if isinstance(node, Scalar) and node.span is span:
-            fix = Fix.unsafe(f"Write the Trainer's {name} ({mine}) into the accelerate config", replace_value(node, mine))
-        yield Finding(
-            span or plan.span,
-            f"accelerate's {key} {value} differs from the Trainer's {name} {mine}",
-            note=f"accelerate writes it into the DeepSpeed config, and the Trainer stops with 'ds {key}={theirs} vs hf {name}={mine}'",
-            related=[r for r in [mine_rel] if r is not None] + [Related(f"set by {where}")],
-            fix=fix,
-        )
+    node = section.get(key) if section is not None else None
+    fix = None
+    if isinstance(node, Scalar) and node.span is span:
+        fix = Fix.unsafe(f"Write the Trainer's {name} ({mine}) into the accelerate config", replace_value(node, mine))
+    yield Finding(
+        span or plan.span,
+        f"accelerate's {key} {value} differs from the Trainer's {name} {mine}",
+        note=f"accelerate writes it into the DeepSpeed config, and the Trainer stops with 'ds {key}={theirs} vs hf {name}={mine}'",
+        related=[r for r in [mine_rel] if r is not None] + [Related(f"set by {where}")],
+        fix=fix,
+    )
+
+
+def _mixed_precision(plan, mapping: Mapping, args):
+    """accelerate's mixed_precision (the flag, or the config's) against the Trainer's --fp16/--bf16."""
     precision, span, where = _accelerate_value(plan, None, "mixed_precision", "mixed_precision")
     if precision is None:
         precision, span, where = _accelerate_value(plan, mapping, "mixed_precision", "mixed_precision")
     if not isinstance(precision, str) or precision.lower() not in ("bf16", "fp16", "fp8"):
         return
     precision = precision.lower()
-    flags = {}
-    for name in ("fp16", "bf16"):
-        value, related = args.get(name)
-        eval_value, _ = args.get(f"{name}_full_eval")
-        flags[name] = (value, eval_value, related)
+    flags = _precision_flags(args)
     fp16, bf16 = flags["fp16"][0], flags["bf16"][0]
     if fp16 is None or bf16 is None:
         return  # not known (a TRL config's default, a value the program sets)
@@ -144,3 +158,13 @@ def accelerate_training_mismatch(plan, context):
             related=[r for r in [flags[chosen][2]] if r is not None] + [Related(f"set by {where}")],
             severity=Severity.WARNING,
         )
+
+
+def _precision_flags(args) -> dict:
+    """{"fp16"|"bf16": (the flag's value, its _full_eval flag's value, Related)} from the training arguments."""
+    flags = {}
+    for name in ("fp16", "bf16"):
+        value, related = args.get(name)
+        eval_value, _ = args.get(f"{name}_full_eval")
+        flags[name] = (value, eval_value, related)
+    return flags
