@@ -295,7 +295,7 @@ def _swapped_optimizer(use, context, anchor_item, device):
     plan = use.launch
     if plan is None:
         return
-    from dslint.rules.launch import TrainingArgs
+    from dslint.rules._trainer_args import TrainingArgs
     from dslint.evidence.versions import candidates, compare
 
     args = TrainingArgs(plan)
