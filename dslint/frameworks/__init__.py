@@ -10,19 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any, Callable
-from weakref import WeakKeyDictionary
 
 from dslint.source import Span
-
-_CACHE: WeakKeyDictionary = WeakKeyDictionary()
-
-
-def cached(plan, key: str, build: Callable[[], Any]) -> Any:
-    """``build()`` once per plan and key: several rules and explain read the same model."""
-    slot = _CACHE.setdefault(plan, {})
-    if key not in slot:
-        slot[key] = build()
-    return slot[key]
 
 
 def established_program(plan, kind: str):
@@ -141,4 +130,4 @@ def batch_of(plan, settings=None) -> FrameworkBatch | None:
     return None
 
 
-__all__ = ["Check", "FrameworkBatch", "Quantity", "Releases", "batch_of", "cached", "established_program", "position", "releases"]
+__all__ = ["Check", "FrameworkBatch", "Quantity", "Releases", "batch_of", "established_program", "position", "releases"]

@@ -11,14 +11,10 @@ DeepSpeed 0.19.8, CANN 8.x. Where the consumers disagree, a rule follows the one
 from __future__ import annotations
 
 from dslint.diagnostics import Edit, Finding, Fix, Related, Severity
-from dslint.launch.target import NO_BF16, hardware, launch_target, npu_target
+from dslint.launch.target import NO_BF16
 from dslint.rule import rule
 from dslint.launch.args import as_int, flag, integer, remove_arg, text, written
 from dslint.source import Span
-
-
-def _npu(plan, context):
-    return npu_target(plan, context.settings)
 
 
 def _related(target) -> Related:
@@ -89,8 +85,8 @@ def _env_span(value, plan) -> Span:
 # ---- CUDA-only settings ------------------------------------------------------------------------
 
 
-@rule("DS501", "cuda-visible-devices-on-npu", severity="warning", target="launch", fixable=True)
-def cuda_visible_devices_on_npu(plan, context):
+@rule("DS501", "cuda-visible-devices-on-npu", severity="warning", target="launch", fixable=True, facts=("npu_target",))
+def cuda_visible_devices_on_npu(plan, context, *, npu_target):
     """`CUDA_VISIBLE_DEVICES` in an Ascend NPU launch: torch_npu does not read it.
 
     ## What it checks
@@ -121,7 +117,7 @@ def cuda_visible_devices_on_npu(plan, context):
     when the list would then select fewer NPUs than the launch starts processes per node, or when
     the deepspeed launcher takes its devices from `--num_gpus`/`--include` and ignores the variable.
     """
-    target = _npu(plan, context)
+    target = npu_target
     value = plan.env.get("CUDA_VISIBLE_DEVICES")
     if target is None or value is None:
         return
@@ -145,8 +141,8 @@ def cuda_visible_devices_on_npu(plan, context):
     )
 
 
-@rule("DS502", "cuda-alloc-conf-on-npu", severity="warning", target="launch", fixable=True)
-def cuda_alloc_conf_on_npu(plan, context):
+@rule("DS502", "cuda-alloc-conf-on-npu", severity="warning", target="launch", fixable=True, facts=("npu_target",))
+def cuda_alloc_conf_on_npu(plan, context, *, npu_target):
     """`PYTORCH_CUDA_ALLOC_CONF` in an Ascend NPU launch: the NPU allocator reads `PYTORCH_NPU_ALLOC_CONF`.
 
     ## What it checks
@@ -168,7 +164,7 @@ def cuda_alloc_conf_on_npu(plan, context):
     (`backend:cudaMallocAsync`) or the script reads the variable elsewhere. No fix when
     `PYTORCH_NPU_ALLOC_CONF` is also set.
     """
-    target = _npu(plan, context)
+    target = npu_target
     value = plan.env.get("PYTORCH_CUDA_ALLOC_CONF")
     if target is None or value is None:
         return
@@ -199,8 +195,8 @@ NCCL_COUNTERPARTS = {
 }
 
 
-@rule("DS503", "nccl-variable-on-npu", severity="warning", target="launch", fixable=True)
-def nccl_variable_on_npu(plan, context):
+@rule("DS503", "nccl-variable-on-npu", severity="warning", target="launch", fixable=True, facts=("npu_target",))
+def nccl_variable_on_npu(plan, context, *, npu_target):
     """`NCCL_*` variables in an Ascend NPU launch: HCCL does not read them.
 
     ## What it checks
@@ -224,7 +220,7 @@ def nccl_variable_on_npu(plan, context):
     Unsafe, for `NCCL_SOCKET_IFNAME` only: HCCL's interface syntax is close to NCCL's but
     check the value. The other variables have no exact counterpart.
     """
-    target = _npu(plan, context)
+    target = npu_target
     if target is None:
         return
     for name, value in sorted(plan.env.items()):
@@ -250,8 +246,8 @@ def nccl_variable_on_npu(plan, context):
         )
 
 
-@rule("DS504", "ddp-backend-on-npu", severity="error", target="launch", fixable=True)
-def ddp_backend_on_npu(plan, context):
+@rule("DS504", "ddp-backend-on-npu", severity="error", target="launch", fixable=True, facts=("launch_target",))
+def ddp_backend_on_npu(plan, context, *, launch_target):
     """`--ddp_backend` that the launched trainer cannot use on Ascend NPU.
 
     ## What it checks
@@ -283,8 +279,7 @@ def ddp_backend_on_npu(plan, context):
     if arg is None or not isinstance(arg.value, str):
         return
     backend = arg.value.strip().lower()
-    target = launch_target(plan, context.settings)
-    npu = target if target is not None and target.npu else None
+    npu = launch_target if launch_target is not None and launch_target.npu else None
     if plan.consumer == "megatron":
         if backend in ("nccl", "gloo"):
             return
@@ -312,8 +307,8 @@ def ddp_backend_on_npu(plan, context):
     )
 
 
-@rule("DS505", "deepspeed-visible-devices-on-npu", severity="warning", target="launch")
-def deepspeed_visible_devices_on_npu(plan, context):
+@rule("DS505", "deepspeed-visible-devices-on-npu", severity="warning", target="launch", facts=("npu_target",))
+def deepspeed_visible_devices_on_npu(plan, context, *, npu_target):
     """`ASCEND_RT_VISIBLE_DEVICES` with a `deepspeed` launch that ignores it.
 
     ## What it checks
@@ -339,7 +334,7 @@ def deepspeed_visible_devices_on_npu(plan, context):
     """
     if plan.launcher != "deepspeed":
         return
-    target = _npu(plan, context)
+    target = npu_target
     value = plan.env.get("ASCEND_RT_VISIBLE_DEVICES")
     if target is None or value is None:
         return
@@ -362,8 +357,8 @@ def deepspeed_visible_devices_on_npu(plan, context):
 IGNORED_DEVICE_VARIABLES = ("NPU_VISIBLE_DEVICES", "ASCEND_VISIBLE_DEVICES")
 
 
-@rule("DS506", "ignored-npu-device-variable", severity="warning", target="launch", fixable=True)
-def ignored_npu_device_variable(plan, context):
+@rule("DS506", "ignored-npu-device-variable", severity="warning", target="launch", fixable=True, facts=("launch_target",))
+def ignored_npu_device_variable(plan, context, *, launch_target):
     """`NPU_VISIBLE_DEVICES` or `ASCEND_VISIBLE_DEVICES` in a launch: neither selects NPUs for it.
 
     ## What it checks
@@ -406,7 +401,7 @@ def ignored_npu_device_variable(plan, context):
         value = plan.env.get(name)
         if value is None:
             continue
-        target = launch_target(plan, context.settings)
+        target = launch_target
         ascend = plan.env.get("ASCEND_RT_VISIBLE_DEVICES")
         if ascend is not None:
             yield Finding(
@@ -444,8 +439,8 @@ def _what_runs(plan) -> str:
 # ---- features Ascend does not have (per consumer) ------------------------------------------------
 
 
-@rule("DS510", "npu-liger-kernel", severity="error", target="launch", fixable=True)
-def npu_liger_kernel(plan, context):
+@rule("DS510", "npu-liger-kernel", severity="error", target="launch", fixable=True, facts=("npu_target",))
+def npu_liger_kernel(plan, context, *, npu_target):
     """Liger kernels on Ascend NPU.
 
     ## What it checks
@@ -473,7 +468,7 @@ def npu_liger_kernel(plan, context):
     ## Fix safety
     Safe for ms-swift: removing the flag leaves ms-swift's NPU fused operators in place.
     """
-    target = _npu(plan, context)
+    target = npu_target
     if target is None:
         return
     if plan.consumer == "swift":
@@ -515,8 +510,8 @@ def _flash_attention_2_loads(plan, context) -> bool:
     return judge("transformers", start, context, plan.program, FLASH_ATTENTION_2_ON_NPU)[1] is None
 
 
-@rule("DS511", "npu-flash-attention-version", severity="error", target="launch", fixable=True)
-def npu_flash_attention_version(plan, context):
+@rule("DS511", "npu-flash-attention-version", severity="error", target="launch", fixable=True, facts=("npu_target",))
+def npu_flash_attention_version(plan, context, *, npu_target):
     """FlashAttention 3/4 on Ascend NPU: CUDA only.
 
     ## What it checks
@@ -542,7 +537,7 @@ def npu_flash_attention_version(plan, context):
     transformers release the launch may run with cannot load FlashAttention-2 on NPU
     (`npu-flash-attention-2-version`), the fix writes `sdpa` instead.
     """
-    target = _npu(plan, context)
+    target = npu_target
     if target is None:
         return
     candidates = []
@@ -568,8 +563,8 @@ def npu_flash_attention_version(plan, context):
         )
 
 
-@rule("DS512", "npu-bitsandbytes", severity="error", target="launch", fixable=True)
-def npu_bitsandbytes(plan, context):
+@rule("DS512", "npu-bitsandbytes", severity="error", target="launch", fixable=True, facts=("npu_target",))
+def npu_bitsandbytes(plan, context, *, npu_target):
     """bitsandbytes quantization (QLoRA) on Ascend NPU.
 
     ## What it checks
@@ -597,7 +592,7 @@ def npu_bitsandbytes(plan, context):
     Safe for `double_quantization`: it sets it to false (or adds the key) as LLaMA-Factory's NPU
     example does. No fix for ms-swift: use bf16 LoRA instead.
     """
-    target = _npu(plan, context)
+    target = npu_target
     if target is None:
         return
     if plan.consumer in ("swift", "megatron"):
@@ -670,8 +665,8 @@ def _yaml_insert_after(arg, line_text: str):
     return Fix.safe(f"Add {line_text}", Edit(span.source, line_end + 1, line_end + 1, f"{indent}{line_text}\n"))
 
 
-@rule("DS513", "npu-sglang", severity="error", target="launch", fixable=True)
-def npu_sglang(plan, context):
+@rule("DS513", "npu-sglang", severity="error", target="launch", fixable=True, facts=("npu_target",))
+def npu_sglang(plan, context, *, npu_target):
     """SGLang as ms-swift's inference engine on Ascend NPU.
 
     ## What it checks
@@ -693,7 +688,7 @@ def npu_sglang(plan, context):
     ## Fix safety
     Unsafe: vLLM needs the vllm-ascend package and has its own options.
     """
-    target = _npu(plan, context)
+    target = npu_target
     if target is None or plan.consumer not in ("swift", "megatron"):
         return
     backend = text(plan, "infer_backend")
@@ -708,8 +703,8 @@ def npu_sglang(plan, context):
     )
 
 
-@rule("DS514", "npu-sequence-parallel", severity="warning", target="launch")
-def npu_sequence_parallel(plan, context):
+@rule("DS514", "npu-sequence-parallel", severity="warning", target="launch", facts=("npu_target",))
+def npu_sequence_parallel(plan, context, *, npu_target):
     """ms-swift's `--sequence_parallel_size` on Ascend NPU.
 
     ## What it checks
@@ -730,7 +725,7 @@ def npu_sequence_parallel(plan, context):
     `NPROC_PER_NODE=8 swift sft --sequence_parallel_size 4 ...` on Ascend.
     Use instead: `megatron sft --context_parallel_size 4 ...`.
     """
-    target = _npu(plan, context)
+    target = npu_target
     if target is None or plan.consumer != "swift":
         return
     sp = integer(plan, "sequence_parallel_size")
@@ -745,8 +740,8 @@ def npu_sequence_parallel(plan, context):
     )
 
 
-@rule("DS515", "npu-fp8", severity="warning", target="launch")
-def npu_fp8(plan, context):
+@rule("DS515", "npu-fp8", severity="warning", target="launch", facts=("npu_target",))
+def npu_fp8(plan, context, *, npu_target):
     """FP8 training on Ascend NPU.
 
     ## What it checks
@@ -762,7 +757,7 @@ def npu_fp8(plan, context):
     ## Example
     `fp8: true` in a LLaMA-Factory config run on Ascend. Use instead: `bf16: true`.
     """
-    target = _npu(plan, context)
+    target = npu_target
     if target is None:
         return
     hits = []
@@ -792,8 +787,8 @@ def npu_fp8(plan, context):
         )
 
 
-@rule("DS516", "npu-training-card", severity="warning", target="launch")
-def npu_training_card(plan, context):
+@rule("DS516", "npu-training-card", severity="warning", target="launch", facts=("hardware",))
+def npu_training_card(plan, context, *, hardware):
     """ms-swift on an Ascend 910A-generation card, which it does not support.
 
     ## What it checks
@@ -815,14 +810,13 @@ def npu_training_card(plan, context):
     """
     if plan.consumer not in ("swift", "megatron"):
         return
-    hw = hardware(plan, context.settings)
-    if hw is None or hw.name != "ascend-910a":
+    if hardware is None or hardware.name != "ascend-910a":
         return
     yield Finding(
         plan.span,
-        f"ms-swift does not support {NO_BF16[hw.name]} (Atlas training series, 910A generation)",
+        f"ms-swift does not support {NO_BF16[hardware.name]} (Atlas training series, 910A generation)",
         note="its NPU support covers Atlas A2/A3 training products and the Ascend 950 series (NPU-support.md, Table 1)",
-        related=[Related(f"hardware {hw.name} ({hw.origin})", hw.span)],
+        related=[Related(f"hardware {hardware.name} ({hardware.origin})", hardware.span)],
     )
 
 

@@ -13,7 +13,6 @@ from dataclasses import dataclass
 
 from dslint.diagnostics import Edit, Finding, Fix, Related
 from dslint.documents.model import Mapping, Scalar
-from dslint.launch.target import npu_document_target, npu_target
 from dslint.rule import rule
 from dslint.rules import _deepspeed as ds
 from dslint.launch.args import text, written
@@ -60,8 +59,8 @@ FLASH_ATTENTION_2_ON_NPU = (
 )
 
 
-@rule("DS517", "npu-flash-attention-2-version", severity="error", target="launch", fixable=True)
-def npu_flash_attention_2_version(plan, context):
+@rule("DS517", "npu-flash-attention-2-version", severity="error", target="launch", fixable=True, facts=("npu_target",))
+def npu_flash_attention_2_version(plan, context, *, npu_target):
     """FlashAttention-2 on Ascend NPU with a transformers version that cannot load it there.
 
     ## What it checks
@@ -100,7 +99,7 @@ def npu_flash_attention_2_version(plan, context):
     Unsafe, and only for an error: `sdpa` is a different kernel path (same results up to
     rounding); upgrading transformers may be the better fix.
     """
-    target = npu_target(plan, context.settings)
+    target = npu_target
     if target is None:
         return
     if plan.consumer == "swift":
@@ -146,8 +145,8 @@ NVME_ON_NPU = (
 )
 
 
-@rule("DS518", "npu-nvme-offload-version", severity="error", target="deepspeed")
-def npu_nvme_offload_version(use, context):
+@rule("DS518", "npu-nvme-offload-version", severity="error", target="deepspeed", facts=("npu_target",))
+def npu_nvme_offload_version(use, context, *, npu_target):
     """ZeRO-Infinity NVMe offload on Ascend NPU with a DeepSpeed version that cannot build its I/O op.
 
     ## What it checks
@@ -182,7 +181,7 @@ def npu_nvme_offload_version(use, context):
     """
     config = use.config
     plan = use.launch
-    target = npu_target(plan, context.settings) if plan is not None else npu_document_target(use.document, context.settings)
+    target = npu_target
     if target is None or ds.zero_stage(config) != 3:
         return
     zero = ds.zero_section(config)

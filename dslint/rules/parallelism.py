@@ -503,17 +503,15 @@ def deepspeed_sequence_parallel(use, context):
 # ---- on-policy generation batch -----------------------------------------------------------------
 
 
-def _on_policy(plan):
+def _on_policy(plan, trl_trainer):
     """(trainer, label, default num_generations, TRL Trainer or None) of a GRPO-style launch."""
-    from dslint.frameworks import grpo
-
     rlhf = plan.arg("rlhf_type")
     kind = rlhf.value.strip().lower() if rlhf is not None and isinstance(rlhf.value, str) else None
     if plan.consumer == "swift" and kind == "grpo":
         return "swift", "ms-swift GRPO", 8, None
     if plan.consumer == "megatron" and kind == "grpo":
         return "megatron", "Megatron-SWIFT GRPO", 8, None
-    found = grpo.trainer(plan)
+    found = trl_trainer
     if found is None:
         return None
     return found.kind, found.label, found.default_generations, found
@@ -525,8 +523,8 @@ def _least(*severities):
     return min(found) if found else None
 
 
-@rule("DS416", "generation-batch", severity="error", target="launch")
-def generation_batch(plan, context):
+@rule("DS416", "generation-batch", severity="error", target="launch", facts=("trl_trainer",))
+def generation_batch(plan, context, *, trl_trainer):
     """GRPO-style trainers: the generation batch must hold whole groups of `num_generations`.
 
     ## What it checks
@@ -565,7 +563,7 @@ def generation_batch(plan, context):
     ```
     Generation batch 6 × 2 × 1 = 12. Use instead: `--num_generations 4` (or 6, 12), or 8 processes.
     """
-    found = _on_policy(plan)
+    found = _on_policy(plan, trl_trainer)
     if found is None:
         return
     trainer, label, default_n, trl = found
