@@ -1,6 +1,6 @@
 """TRL rules (DS921): where TRL's on-policy trainers put vLLM, counted against the training GPUs.
 
-The generation batch of these trainers is DS416 (dslint/rules/parallelism.py); who runs them and
+The generation batch of these trainers is DS416 (dslint/rules/parallelism/generation_batch.py); who runs them and
 what each TRL release computes is dslint/frameworks/grpo.py.
 """
 
