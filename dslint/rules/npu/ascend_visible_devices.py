@@ -52,51 +52,69 @@ def ascend_visible_devices(plan, context):
         if raw is None:
             return
     span = env_span(value, plan)
+    malformed = _malformed(value, raw, span)
+    if malformed is not None:
+        yield from malformed
+        return
+    yield from _idle_devices(plan, span, len(raw.split(",")))
+
+
+def _malformed(value, raw: str, span) -> list[Finding] | None:
+    """What the runtime cannot take as written (a space, an empty entry, ids out of order or repeated):
+    the findings, empty when the list is unreadable but not wrong; None when the list is well formed."""
     ids = raw.split(",")
-    fixed = None
     numbers = [as_int(part) if part.strip().isdigit() else None for part in ids]
-    if all(n is not None for n in numbers) and numbers:
-        fixed = ",".join(str(n) for n in sorted(set(numbers)))
-    value_span = value_span_of(value)
-    fix = None
-    if fixed is not None and value_span is not None and fixed != raw:
-        written_value = value_span.text
-        if written_value[:1] in ("'", '"') and written_value[-1:] == written_value[:1]:
-            written_value = written_value[1:-1]
-        if written_value == raw:
-            fix = Fix.safe("Write the ids ascending, without spaces", Edit.replace(value_span, fixed))
+    fixed = ",".join(str(n) for n in sorted(set(numbers))) if numbers and all(n is not None for n in numbers) else None
+    fix = _sorted_fix(value, raw, fixed)
     if any(ch.isspace() for ch in raw):
         kept = raw.split(" ")[0].split("\t")[0].rstrip(",")
-        yield Finding(
+        return [Finding(
             span,
             f"ASCEND_RT_VISIBLE_DEVICES '{raw}' contains a space",
             note=f"the Ascend runtime stops reading the list there, so only '{kept}' is visible",
             help=None if fix is not None else "write the ids without spaces",
             fix=fix,
-        )
-        return
+        )]
     if any(n is None for n in numbers) or not numbers:
         if not all(part.strip() for part in ids):
-            yield Finding(span, f"ASCEND_RT_VISIBLE_DEVICES '{raw}' has an empty entry", note="the runtime truncates the list at it")
-        return
+            return [Finding(span, f"ASCEND_RT_VISIBLE_DEVICES '{raw}' has an empty entry", note="the runtime truncates the list at it")]
+        return []
     if numbers != sorted(numbers) or len(set(numbers)) != len(numbers):
         what = "repeats an id" if len(set(numbers)) != len(numbers) else "is not in ascending order"
-        yield Finding(
+        return [Finding(
             span,
             f"ASCEND_RT_VISIBLE_DEVICES '{raw}' {what}",
             note="the Ascend runtime takes ids only in ascending order, once each (torch.npu.is_available() turns False otherwise)",
             help=None if fix is not None else f"write {fixed}",
             fix=fix,
-        )
-        return
+        )]
+    return None
+
+
+def _sorted_fix(value, raw: str, fixed: str | None) -> Fix | None:
+    """The ids ascending, once each, without spaces: where the script wrote the value as it reads."""
+    value_span = value_span_of(value)
+    if fixed is None or value_span is None or fixed == raw:
+        return None
+    written_value = value_span.text
+    if written_value[:1] in ("'", '"') and written_value[-1:] == written_value[:1]:
+        written_value = written_value[1:-1]
+    if written_value != raw:
+        return None
+    return Fix.safe("Write the ids ascending, without spaces", Edit.replace(value_span, fixed))
+
+
+def _idle_devices(plan, span, listed: int):
+    """Fewer processes per node (given explicitly) than NPUs listed: the others sit idle. Not for
+    ms-swift, which uses them (device_map mode, swift-device-map)."""
     procs = plan.procs_per_node
     if procs is None or procs.default or not isinstance(procs.value, int) or plan.consumer == "swift":
         return
-    if procs.value < len(numbers):
+    if procs.value < listed:
         yield Finding(
             span,
-            f"ASCEND_RT_VISIBLE_DEVICES lists {len(numbers)} NPUs but {procs.value} process(es) per node start",
-            note=f"{len(numbers) - procs.value} NPU(s) stay idle; the two should match (ms-swift NPU-support.md Q7)",
+            f"ASCEND_RT_VISIBLE_DEVICES lists {listed} NPUs but {procs.value} process(es) per node start",
+            note=f"{listed - procs.value} NPU(s) stay idle; the two should match (ms-swift NPU-support.md Q7)",
             related=[Related(f"processes per node: {procs.origin}", procs.span)],
             severity=Severity.WARNING,
         )

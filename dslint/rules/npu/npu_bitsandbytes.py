@@ -41,18 +41,25 @@ def npu_bitsandbytes(plan, context, *, npu_target):
     if target is None:
         return
     if plan.consumer in ("swift", "megatron"):
-        method = text(plan, "quant_method")
-        if method.value is not None and method.value.lower() == "bnb":
-            yield Finding(
-                method.span or plan.span,
-                f"{written(method.arg)}: ms-swift does not support bitsandbytes quantization (QLoRA) on Ascend NPU",
-                note="NPU-support.md",
-                help=None if plan.entry == "swift export" else "train LoRA on bf16 weights instead",
-                related=[target_related(target)],
-            )
-        return
-    if plan.consumer != "llamafactory":
-        return
+        yield from _swift_qlora(plan, target)
+    elif plan.consumer == "llamafactory":
+        yield from _llamafactory_bitsandbytes(plan, target)
+
+
+def _swift_qlora(plan, target):
+    method = text(plan, "quant_method")
+    if method.value is not None and method.value.lower() == "bnb":
+        yield Finding(
+            method.span or plan.span,
+            f"{written(method.arg)}: ms-swift does not support bitsandbytes quantization (QLoRA) on Ascend NPU",
+            note="NPU-support.md",
+            help=None if plan.entry == "swift export" else "train LoRA on bf16 weights instead",
+            related=[target_related(target)],
+        )
+
+
+def _llamafactory_bitsandbytes(plan, target):
+    """LLaMA-Factory's NPU route: 4-bit NF4 without double quantization."""
     bits = integer(plan, "quantization_bit")
     if not isinstance(bits.value, int):
         return
@@ -77,6 +84,10 @@ def npu_bitsandbytes(plan, context, *, npu_target):
             fix=Fix.unsafe("Use nf4", Edit.replace(qtype.span, "nf4")) if qtype.span is not None else None,
             help="use quantization_type: nf4" if qtype.span is None else None,
         )
+    yield from _double_quantization(plan, target, bits)
+
+
+def _double_quantization(plan, target, bits):
     double = flag(plan, "double_quantization")
     if double.value is False:
         return
