@@ -486,22 +486,35 @@ def deepspeed_precision_section(plan, context):
     if plan.consumer in ("hf", "swift", "llamafactory"):
         if precision.training_dtype() not in ("bf16", "fp16"):
             return
-        for name in ("bf16", "fp16"):
-            vote = precision.flag_vote(name)
-            if vote is None or ds.precision_section(config, name) is not None or config.get(name) is not None:
-                continue
-            if name == "bf16" and config.get("bfloat16") is not None:
-                continue
-            zero3 = " and ZeRO-3's zero.Init materialises the weights in float32" if ds.zero_stage(config) == 3 else ""
-            yield Finding(
-                ds.opening(config),
-                f"{vote.text} but {plan.deepspeed.document.path} has no \"{name}\" section",
-                note="transformers fixes its DeepSpeed dtype to float32 before accelerate adds the section, so the Trainer casts "
-                f"floating-point inputs to float32{zero3}",
-                related=[Related(vote.describe(), vote.span), Related("DeepSpeed config named here", plan.deepspeed.span)],
-                fix=Fix.safe(f'Add "{name}": {{"enabled": "auto"}}', ds.insert_json_entry(config, name, '{"enabled": "auto"}')),
-            )
+        missing = _missing_section(plan, precision, config)
+        if missing is not None:
+            yield missing
             return
+    yield from _explicit_false(plan, precision, config)
+
+
+def _missing_section(plan, precision: Precision, config) -> Finding | None:
+    """A bf16 (fp16) flag with no such section in the DeepSpeed config: transformers' dtype stays float32."""
+    for name in ("bf16", "fp16"):
+        vote = precision.flag_vote(name)
+        if vote is None or ds.precision_section(config, name) is not None or config.get(name) is not None:
+            continue
+        if name == "bf16" and config.get("bfloat16") is not None:
+            continue
+        zero3 = " and ZeRO-3's zero.Init materialises the weights in float32" if ds.zero_stage(config) == 3 else ""
+        return Finding(
+            ds.opening(config),
+            f"{vote.text} but {plan.deepspeed.document.path} has no \"{name}\" section",
+            note="transformers fixes its DeepSpeed dtype to float32 before accelerate adds the section, so the Trainer casts "
+            f"floating-point inputs to float32{zero3}",
+            related=[Related(vote.describe(), vote.span), Related("DeepSpeed config named here", plan.deepspeed.span)],
+            fix=Fix.safe(f'Add "{name}": {{"enabled": "auto"}}', ds.insert_json_entry(config, name, '{"enabled": "auto"}')),
+        )
+    return None
+
+
+def _explicit_false(plan, precision: Precision, config):
+    """accelerate's mixed precision with the DeepSpeed section's enabled: false, which accelerate keeps."""
     acc = precision.accelerate
     if acc is None or acc.dtype not in ("fp16", "bf16"):
         return
