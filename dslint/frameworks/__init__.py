@@ -2,8 +2,9 @@
 
 Each module reads a launch the way its framework does (its command line, its config format, its
 defaults) and computes what the framework computes from it, every factor with where it came from.
-The framework rules (DS9xx, dslint/rules/frameworks.py) check that arithmetic against the
-framework's own validation; ``dslint explain`` shows it (``FrameworkBatch``).
+The framework rules (DS9xx: dslint/rules/verl.py, openrlhf.py, trl.py, axolotl.py) check that
+arithmetic against the framework's own validation, each reading the models it declares as facts
+(dslint/facts.py: computed once per launch and run); ``dslint explain`` shows it (``FrameworkBatch``).
 """
 
 from __future__ import annotations
