@@ -79,7 +79,7 @@ def render_index(rules) -> str:
         f"# Generated from the built-in rules by `{REGENERATE}`; do not edit by hand.",
         "# A run makes the built-in rules from these rows and imports a rule's module only when the rule",
         "# runs or its page is read (dslint.rule.load_rules). tests/test_docs.py checks that it is current.",
-        "# (code, name, severity, target, kinds, consumers, fixable, module, summary)",
+        "# (code, name, severity, target, kinds, consumers, facts, fixable, module, summary)",
         "RULES = (",
     ]
     out += [f"    {row!r}," for row in index_rows(rules)]

@@ -16,6 +16,10 @@ Targets:
               all other rules ran and were filtered, each code marked used, unused, unknown
               or unjudged (its rule did not run)
 
+Facts: what several rules need to know about a target, computed once per target per run by the
+engine (dslint/facts.py) and handed to each rule that declares it (``facts=``) as a keyword
+argument; see ``FACTS``.
+
 Plugins expose a module through the ``dslint.rules`` entry-point group; every ``Rule`` object
 defined at the module's top level is registered.
 """
@@ -32,6 +36,23 @@ from dslint.diagnostics import Finding, Severity
 TARGETS = ("document", "deepspeed", "launch", "layout", "suppressions")
 READERS = ("hf", "accelerate", "swift", "llamafactory", "megatron", "deepspeed")
 ENTRY_POINT_GROUP = "dslint.rules"
+# The facts a rule may declare (each computed by dslint/facts.py; for a ``deepspeed`` target, from
+# the launch that reaches the config):
+#   launch_target    the accelerator a launch runs on (``dslint.launch.target.Target``: gpu or npu, with
+#                    the evidence), None when nothing says
+#   npu_target       that Target when it is Ascend NPU, else None; for a DeepSpeed config no launch
+#                    reaches, what the settings or the file's path say
+#   hardware         the configured hardware, or the one kind a comment of the launch's script names
+#                    (``dslint.launch.target.Hardware``), or None
+#   framework_batch  the batch arithmetic of a verl, OpenRLHF or TRL GRPO launch
+#                    (``dslint.frameworks.FrameworkBatch``, what ``dslint explain`` shows), or None
+#   verl_config      the composed Hydra config of a verl PPO or SFT launch, or None
+#   verl_ppo         the settings verl's PPO trainer checks (``dslint.frameworks.verl.PPO``), or None
+#   verl_sft         the settings verl's SFT trainer normalises (``dslint.frameworks.verl.SFT``), or None
+#   trl_trainer      the TRL on-policy trainer a launch runs (``dslint.frameworks.grpo.Trainer``), or None
+#   openrlhf_batch   the DeepSpeed batch an OpenRLHF launch makes (``dslint.frameworks.openrlhf.Batch``), or None
+FACTS = ("launch_target", "npu_target", "hardware", "framework_batch", "verl_config", "verl_ppo", "verl_sft", "trl_trainer",
+         "openrlhf_batch")
 
 _CODE = re.compile(r"^[A-Z]{1,5}[0-9]{2,4}$")
 _NAME = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
@@ -54,6 +75,7 @@ class Rule:
     origin: str = "dslint"  # entry-point name that registered it
     module: str = ""  # the module that defines it
     brief: str | None = None  # the summary, as the index has it
+    facts: tuple[str, ...] = ()  # the facts (FACTS) the engine hands its check as keyword arguments
 
     @property
     def doc(self) -> str:
@@ -67,8 +89,9 @@ class Rule:
         doc = self.doc.strip()
         return doc.splitlines()[0].strip() if doc else ""
 
-    def run(self, target: Any, context: "Context") -> Iterator[Finding]:
-        return iter(self.check(target, context) or ())
+    def run(self, target: Any, context: "Context", **facts: Any) -> Iterator[Finding]:
+        """The findings on ``target``; ``facts``: the values of the facts the rule declares."""
+        return iter(self.check(target, context, **facts) or ())
 
 
 def rule(
@@ -79,8 +102,15 @@ def rule(
     fixable: bool = False,
     kinds: Iterable[str] = (),
     consumers: Iterable[str] = (),
+    facts: Iterable[str] = (),
 ):
     """Declare a rule. Used as a decorator on the check function.
+
+    ``facts``: names from ``FACTS`` (``launch_target``, ``npu_target``, ``hardware``,
+    ``framework_batch``, ``verl_config``, ``verl_ppo``, ``verl_sft``, ``trl_trainer``,
+    ``openrlhf_batch``). The engine computes each once per target per run, whichever rules ask,
+    and passes it to the check as a keyword argument: ``facts=("npu_target",)`` with
+    ``def check(plan, context, *, npu_target)``.
 
     ``consumers``: the rule states what these readers of a launch do (``hf``, ``accelerate``,
     ``swift``, ``llamafactory``, ``megatron``, ``deepspeed``). The engine runs it only on launches
@@ -97,6 +127,9 @@ def rule(
     unknown = [c for c in consumers if c not in READERS]
     if unknown:
         raise ValueError(f"rule consumers {unknown} must be among {', '.join(READERS)}")
+    unknown = [f for f in facts if f not in FACTS]
+    if unknown:
+        raise ValueError(f"rule facts {unknown} must be among {', '.join(FACTS)}")
 
     def decorate(check: Callable) -> Rule:
         return Rule(
@@ -110,6 +143,7 @@ def rule(
             kinds=tuple(kinds),
             consumers=tuple(consumers),
             module=getattr(check, "__module__", "") or "",
+            facts=tuple(facts),
         )
 
     return decorate
@@ -123,6 +157,9 @@ class Context:
     # What rules work out once per run and share (a repository's Python files read for the keys
     # they look up): emptied when a run starts, so nothing outlives the files it was read from.
     memo: dict = field(default_factory=dict)
+    # The facts computed this run (dslint.facts), by (name, id(target)); emptied with ``memo``. Rules
+    # do not read it: they get the facts they declare as arguments.
+    facts: dict = field(default_factory=dict)
 
 
 def rules_in_module(module) -> list[Rule]:
@@ -207,10 +244,10 @@ class _Deferred:
     def __init__(self, module: str, code: str):
         self.module, self.code, self.function = module, code, None
 
-    def __call__(self, target, context):
+    def __call__(self, target, context, **facts):
         if self.function is None:
             self.function = defined(self.module, self.code).check
-        return self.function(target, context)
+        return self.function(target, context, **facts)
 
 
 def _builtin_index() -> dict[str, list[Rule]]:
@@ -220,16 +257,16 @@ def _builtin_index() -> dict[str, list[Rule]]:
     except ImportError:
         return {}
     out: dict[str, list[Rule]] = {}
-    for code, name, severity, target, kinds, consumers, fixable, module, summary in RULES:
+    for code, name, severity, target, kinds, consumers, facts, fixable, module, summary in RULES:
         out.setdefault(module, []).append(Rule(code=code, name=name, severity=Severity.parse(severity), target=target,
                                                check=_Deferred(module, code), page=None, fixable=fixable, kinds=kinds,
-                                               consumers=consumers, module=module, brief=summary))
+                                               consumers=consumers, module=module, brief=summary, facts=facts))
     return out
 
 
 def index_rows(rules: list[Rule]) -> list[tuple]:
     """The rows of dslint/rule_index.py for these (imported) rules, in code order."""
-    return [(r.code, r.name, r.severity.label, r.target, r.kinds, r.consumers, r.fixable, r.module, r.summary)
+    return [(r.code, r.name, r.severity.label, r.target, r.kinds, r.consumers, r.facts, r.fixable, r.module, r.summary)
             for r in sorted(rules, key=lambda r: r.code)]
 
 

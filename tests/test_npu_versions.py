@@ -14,7 +14,8 @@ import pytest
 
 from dslint.config import Setting, Settings
 from dslint.rule import Context
-from dslint.rules.npu_versions import FLASH_ATTENTION_2_ON_NPU, NVME_ON_NPU, judge
+from dslint.rules._npu_releases import FLASH_ATTENTION_2_ON_NPU, judge
+from dslint.rules.npu_versions import NVME_ON_NPU
 from dslint.evidence.versions import SETTINGS
 
 

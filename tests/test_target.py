@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from dslint.config import Setting, Settings
+from dslint.facts import value
 from dslint.run.engine import Engine
 from dslint.launch.target import hardware, launch_target
 
@@ -73,7 +74,8 @@ def test_gpu_scripts_are_not_npu(tmp_path, script):
 def test_program_importing_torch_npu(tmp_path):
     files = {"train.sh": "torchrun --nproc_per_node 2 train.py --output_dir out\n", "train.py": "import torch\nimport torch_npu\n"}
     engine, plans = _plans(tmp_path, files)
-    found = launch_target(plans[0], engine.settings)
+    # as the run worked it out (the program's file is named relative to the directory it ran in)
+    found = value("launch_target", plans[0], engine.context)
     assert found is not None and "imports torch_npu (train.py:2)" in found.reason
     assert found.span is not None and found.span.path == "train.py" and found.span.text == "import torch_npu"
 

@@ -2,27 +2,17 @@
 
 Each module reads a launch the way its framework does (its command line, its config format, its
 defaults) and computes what the framework computes from it, every factor with where it came from.
-The framework rules (DS9xx, dslint/rules/frameworks.py) check that arithmetic against the
-framework's own validation; ``dslint explain`` shows it (``FrameworkBatch``).
+The framework rules (DS9xx: dslint/rules/verl.py, openrlhf.py, trl.py, axolotl.py) check that
+arithmetic against the framework's own validation, each reading the models it declares as facts
+(dslint/facts.py: computed once per launch and run); ``dslint explain`` shows it (``FrameworkBatch``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any, Callable
-from weakref import WeakKeyDictionary
 
 from dslint.source import Span
-
-_CACHE: WeakKeyDictionary = WeakKeyDictionary()
-
-
-def cached(plan, key: str, build: Callable[[], Any]) -> Any:
-    """``build()`` once per plan and key: several rules and explain read the same model."""
-    slot = _CACHE.setdefault(plan, {})
-    if key not in slot:
-        slot[key] = build()
-    return slot[key]
 
 
 def established_program(plan, kind: str):
@@ -141,4 +131,4 @@ def batch_of(plan, settings=None) -> FrameworkBatch | None:
     return None
 
 
-__all__ = ["Check", "FrameworkBatch", "Quantity", "Releases", "batch_of", "cached", "established_program", "position", "releases"]
+__all__ = ["Check", "FrameworkBatch", "Quantity", "Releases", "batch_of", "established_program", "position", "releases"]

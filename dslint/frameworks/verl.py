@@ -29,7 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from dslint.frameworks import Check, FrameworkBatch, Quantity, cached, established_program, position
+from dslint.frameworks import Check, FrameworkBatch, Quantity, established_program, position
 from dslint.launch.hydra import Base, Composition, Setting, Unknown, compose
 
 _CITE = "verl/trainer/config/{}.yaml, the same in verl 0.4.0-0.7.0"
@@ -197,10 +197,11 @@ def _default_config(plan) -> str | None:
 
 
 def config(plan) -> Composition | None:
-    """The composed config of a verl PPO or SFT launch (cached per plan)."""
+    """The composed config of a verl PPO or SFT launch, composed on each call (the rules get it once
+    per run, as the ``verl_config`` fact of dslint.facts)."""
     if (ppo_program(plan) is None and sft_program(plan) is None) or plan.command is None:
         return None
-    return cached(plan, "verl", lambda: compose(plan, BASES.get, _default_config(plan), "config"))
+    return compose(plan, BASES.get, _default_config(plan), "config")
 
 
 @dataclass
@@ -221,10 +222,11 @@ class SFT:
         return world // sp
 
 
-def sft(plan) -> SFT | None:
+def sft(plan, cfg: Composition | None = None) -> SFT | None:
+    """``cfg``: the launch's ``config(plan)`` when the caller has it."""
     if sft_program(plan) is None:
         return None
-    cfg = config(plan)
+    cfg = cfg if cfg is not None else config(plan)
     if cfg is None:
         return None
     return SFT(cfg, cfg.get("data.train_batch_size"), cfg.get("data.micro_batch_size_per_gpu"),
@@ -271,8 +273,9 @@ class PPO:
         return (self.n_gpus // product if self.n_gpus % product == 0 else None), parts
 
 
-def ppo(plan) -> PPO | None:
-    cfg = config(plan)
+def ppo(plan, cfg: Composition | None = None) -> PPO | None:
+    """``cfg``: the launch's ``config(plan)`` when the caller has it."""
+    cfg = cfg if cfg is not None else config(plan)
     if cfg is None:
         return None
     return PPO(cfg, cfg.get("data.train_batch_size"), cfg.get(f"{ROLLOUT}.n"), cfg.get(f"{ACTOR}.ppo_mini_batch_size"),

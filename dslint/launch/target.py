@@ -32,7 +32,6 @@ comment of the script names (``# Env: 8 * V100``), with where it came from.
 from __future__ import annotations
 
 import re
-import weakref
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -110,9 +109,6 @@ class Hardware:
     span: Span | None = None
 
 
-_CACHE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
-
-
 def _where(span: Span | None) -> str:
     if span is None:
         return "the command line"
@@ -132,22 +128,14 @@ def setting_target(settings) -> Target | None:
 
 
 def launch_target(plan, settings) -> Target | None:
-    """NPU or GPU for a launch plan; None when nothing says (GPU rules apply, NPU rules do not)."""
+    """NPU or GPU for a launch plan; None when nothing says (GPU rules apply, NPU rules do not).
+
+    Worked out on each call: rules get it once per launch and run, as the ``launch_target`` fact
+    (dslint.facts)."""
     decided = setting_target(settings)
     if decided is not None:
         return decided
-    try:
-        cached = _CACHE.get(plan)
-    except TypeError:
-        cached = None
-    if cached is not None:
-        return cached[0]
-    found = _detect(plan)
-    try:
-        _CACHE[plan] = (found,)
-    except TypeError:
-        pass
-    return found
+    return _detect(plan)
 
 
 def npu_target(plan, settings) -> Target | None:
@@ -336,21 +324,7 @@ def hardware(target, settings) -> Hardware | None:
     return _comment_hardware(script)
 
 
-_HARDWARE_OF: dict[int, tuple] = {}  # id(script) -> (script, result): one scan per script, not per launch
-
-
 def _comment_hardware(script) -> Hardware | None:
-    cached = _HARDWARE_OF.get(id(script))
-    if cached is not None and cached[0] is script:
-        return cached[1]
-    if len(_HARDWARE_OF) > 256:
-        _HARDWARE_OF.clear()
-    found = _comment_hardware_scan(script)
-    _HARDWARE_OF[id(script)] = (script, found)
-    return found
-
-
-def _comment_hardware_scan(script) -> Hardware | None:
     named: dict[str, tuple[int, str, Span]] = {}
     for line_number, text, span in _comments(script.source):
         for pattern, value in _HARDWARE_WORDS:

@@ -9,36 +9,12 @@ failing versions.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from dslint.diagnostics import Edit, Finding, Fix, Related
 from dslint.documents.model import Mapping, Scalar
-from dslint.launch.target import npu_document_target, npu_target
 from dslint.rule import rule
 from dslint.rules import _deepspeed as ds
 from dslint.launch.args import text, written
-from dslint.evidence.versions import Verdict, candidates, compare
-
-
-@dataclass(frozen=True)
-class Broken:
-    """Versions ``low`` (inclusive; None: every earlier one) to ``high`` (exclusive) fail."""
-
-    low: str | None
-    high: str
-    label: str  # the versions as people say them: "before 4.51", "4.54-4.55"
-    what: str  # how it fails there
-
-    def holds(self, version: str) -> bool:
-        return (self.low is None or compare(version, self.low) >= 0) and compare(version, self.high) < 0
-
-
-def judge(package: str, start, context, program, broken: tuple[Broken, ...]) -> tuple[Verdict, Broken | None]:
-    """Where the feature fails among the versions the launch may run with, and the first range it hits."""
-    found = candidates(package, start, context.settings, program)
-    verdict = found.judge(lambda version: any(b.holds(version) for b in broken))
-    hit = next((b for b in broken if any(b.holds(v) for v in verdict.failing)), None)
-    return verdict, hit
+from dslint.rules._npu_releases import FLASH_ATTENTION_2_ON_NPU, Broken, judge
 
 
 def _failing(broken: tuple[Broken, ...]) -> str:
@@ -51,17 +27,9 @@ def _target_related(target) -> Related:
 
 # ---- FlashAttention-2 ---------------------------------------------------------------------------------
 
-FLASH_ATTENTION_2_ON_NPU = (
-    Broken(None, "4.51.0", "before 4.51", "transformers loads FlashAttention-2 only from the flash-attn package, which does not install on "
-                           "NPU: 'ImportError: FlashAttention2 has been toggled on, but ... the package flash_attn seems to be "
-                           "not installed'"),
-    Broken("4.54.0", "4.56.0", "4.54-4.55", "transformers asks for the flash-attn package's version on NPU: "
-                               "'PackageNotFoundError: No package metadata was found for flash_attn'"),
-)
 
-
-@rule("DS517", "npu-flash-attention-2-version", severity="error", target="launch", fixable=True)
-def npu_flash_attention_2_version(plan, context):
+@rule("DS517", "npu-flash-attention-2-version", severity="error", target="launch", fixable=True, facts=("npu_target",))
+def npu_flash_attention_2_version(plan, context, *, npu_target):
     """FlashAttention-2 on Ascend NPU with a transformers version that cannot load it there.
 
     ## What it checks
@@ -100,7 +68,7 @@ def npu_flash_attention_2_version(plan, context):
     Unsafe, and only for an error: `sdpa` is a different kernel path (same results up to
     rounding); upgrading transformers may be the better fix.
     """
-    target = npu_target(plan, context.settings)
+    target = npu_target
     if target is None:
         return
     if plan.consumer == "swift":
@@ -146,8 +114,8 @@ NVME_ON_NPU = (
 )
 
 
-@rule("DS518", "npu-nvme-offload-version", severity="error", target="deepspeed")
-def npu_nvme_offload_version(use, context):
+@rule("DS518", "npu-nvme-offload-version", severity="error", target="deepspeed", facts=("npu_target",))
+def npu_nvme_offload_version(use, context, *, npu_target):
     """ZeRO-Infinity NVMe offload on Ascend NPU with a DeepSpeed version that cannot build its I/O op.
 
     ## What it checks
@@ -182,7 +150,7 @@ def npu_nvme_offload_version(use, context):
     """
     config = use.config
     plan = use.launch
-    target = npu_target(plan, context.settings) if plan is not None else npu_document_target(use.document, context.settings)
+    target = npu_target
     if target is None or ds.zero_stage(config) != 3:
         return
     zero = ds.zero_section(config)

@@ -28,8 +28,8 @@ def _severity(plan) -> Severity | None:
     return None
 
 
-@rule("DS911", "openrlhf-train-batch", severity="error", target="launch", fixable=True)
-def openrlhf_train_batch(plan, context):
+@rule("DS911", "openrlhf-train-batch", severity="error", target="launch", fixable=True, facts=("openrlhf_batch",))
+def openrlhf_train_batch(plan, context, *, openrlhf_batch):
     """OpenRLHF's global batch must be micro batch × gradient accumulation × the data-parallel processes.
 
     ## What it checks
@@ -61,7 +61,7 @@ def openrlhf_train_batch(plan, context):
     Unsafe: the fix sets `--train_batch_size` to the nearest multiple of micro batch ×
     data-parallel size, which changes the optimizer's batch (and so the learning dynamics).
     """
-    found = openrlhf.batch(plan)
+    found = openrlhf_batch
     if found is None or found.failure is None:
         return
     dp = found.world // found.ring.value if found.world % found.ring.value == 0 else None

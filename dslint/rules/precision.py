@@ -10,7 +10,7 @@ from an HF training argument is DS301's.
 from __future__ import annotations
 
 from dslint.diagnostics import Edit, Finding, Fix, Related, Severity
-from dslint.launch.target import BF16_CAPABLE, NO_BF16, PRE_AMPERE, hardware, launch_target
+from dslint.launch.target import BF16_CAPABLE, NO_BF16, PRE_AMPERE
 from dslint.rule import rule
 from dslint.rules import _deepspeed as ds
 from dslint.launch.args import as_bool, complete, flag, model_name, where, written
@@ -294,8 +294,8 @@ def swift_torch_dtype(plan, context):
         )
 
 
-@rule("DS404", "fp16-on-bf16-model", severity="warning", target="launch", fixable=True)
-def fp16_on_bf16_model(plan, context):
+@rule("DS404", "fp16-on-bf16-model", severity="warning", target="launch", fixable=True, facts=("hardware",))
+def fp16_on_bf16_model(plan, context, *, hardware):
     """fp16 training of a model family that was pretrained in bf16.
 
     ## What it checks
@@ -330,18 +330,17 @@ def fp16_on_bf16_model(plan, context):
     if family is None:
         return
     vote = precision.training_votes()[0]
-    hw = hardware(plan, context.settings)
     related = [Related(f"model {model.value} ({where(model.span)})", model.span)]
-    if hw is not None:
-        related.append(Related(f"hardware {hw.name} ({hw.origin})", hw.span))
+    if hardware is not None:
+        related.append(Related(f"hardware {hardware.name} ({hardware.origin})", hardware.span))
     advice = "train in bf16"
     fix = None
-    if hw is not None and hw.name in NO_BF16:
-        advice = f"{NO_BF16[hw.name]} has no bf16, so consider fp32 instead"
+    if hardware is not None and hardware.name in NO_BF16:
+        advice = f"{NO_BF16[hardware.name]} has no bf16, so consider fp32 instead"
     else:
         edits = _to_bf16_edits(plan, precision, vote)
         if edits:
-            make = Fix.safe if hw is not None and hw.name in BF16_CAPABLE else Fix.unsafe
+            make = Fix.safe if hardware is not None and hardware.name in BF16_CAPABLE else Fix.unsafe
             fix = make("Train in bf16", *edits)
     yield Finding(
         vote.span if vote.span is not None and not vote.span.virtual else plan.span,
@@ -371,13 +370,8 @@ def _to_bf16_edits(plan, precision: Precision, vote: Vote) -> list[Edit]:
     return []
 
 
-def _npu_reason(plan, context) -> str | None:
-    found = launch_target(plan, context.settings)
-    return found.reason if found is not None and found.npu else None
-
-
-@rule("DS405", "precision-unsupported-hardware", severity="error", target="launch")
-def precision_unsupported_hardware(plan, context):
+@rule("DS405", "precision-unsupported-hardware", severity="error", target="launch", facts=("hardware", "npu_target"))
+def precision_unsupported_hardware(plan, context, *, hardware, npu_target):
     """bf16 (or tf32) on hardware that does not have it.
 
     ## What it checks
@@ -408,14 +402,13 @@ def precision_unsupported_hardware(plan, context):
     Use instead: `--fp16 true` (V100, T4, 910A have fp16).
     """
     precision = Precision(plan)
-    hw = hardware(plan, context.settings)
-    if hw is not None and hw.name in NO_BF16 and precision.training:
+    if hardware is not None and hardware.name in NO_BF16 and precision.training:
         for vote in precision.training_votes():
             if vote.dtype != "bf16":
                 continue
             if vote.span is not None and vote.span.virtual:
                 continue
-            if hw.name == "ascend-910a":
+            if hardware.name == "ascend-910a":
                 effect = ("torch.npu.is_bf16_supported() is False there, so transformers stops with 'Your setup doesn't support bf16/gpu' "
                           "and DeepSpeed with 'Type bf16 is not supported on your device.'")
             else:
@@ -423,21 +416,21 @@ def precision_unsupported_hardware(plan, context):
                           "recent PyTorch emulates bf16 many times slower and sm80 kernels such as FlashAttention-2 fail")
             yield Finding(
                 vote.span or plan.span,
-                f"bf16 ({vote.text}) on {NO_BF16[hw.name]}",
+                f"bf16 ({vote.text}) on {NO_BF16[hardware.name]}",
                 note=effect,
                 help="use fp16",
-                related=[Related(f"hardware {hw.name} ({hw.origin})", hw.span)],
+                related=[Related(f"hardware {hardware.name} ({hardware.origin})", hardware.span)],
             )
             break
     tf32 = flag(plan, "tf32")
     if tf32.value is True:
-        npu = _npu_reason(plan, context)
-        if hw is not None and hw.name in PRE_AMPERE:
-            where_ = f"{hw.name.upper()} (before Ampere)"
-            related = [Related(f"hardware {hw.name} ({hw.origin})", hw.span)]
-        elif npu is not None or (hw is not None and hw.name.startswith("ascend")):
+        npu = npu_target.reason if npu_target is not None else None
+        if hardware is not None and hardware.name in PRE_AMPERE:
+            where_ = f"{hardware.name.upper()} (before Ampere)"
+            related = [Related(f"hardware {hardware.name} ({hardware.origin})", hardware.span)]
+        elif npu is not None or (hardware is not None and hardware.name.startswith("ascend")):
             where_ = "Ascend NPU (tf32 is a CUDA feature)"
-            related = [Related(f"Ascend NPU target: {npu}" if npu else f"hardware {hw.name} ({hw.origin})", None if npu else hw.span)]
+            related = [Related(f"Ascend NPU target: {npu}" if npu else f"hardware {hardware.name} ({hardware.origin})", None if npu else hardware.span)]
         else:
             return
         yield Finding(
@@ -493,22 +486,35 @@ def deepspeed_precision_section(plan, context):
     if plan.consumer in ("hf", "swift", "llamafactory"):
         if precision.training_dtype() not in ("bf16", "fp16"):
             return
-        for name in ("bf16", "fp16"):
-            vote = precision.flag_vote(name)
-            if vote is None or ds.precision_section(config, name) is not None or config.get(name) is not None:
-                continue
-            if name == "bf16" and config.get("bfloat16") is not None:
-                continue
-            zero3 = " and ZeRO-3's zero.Init materialises the weights in float32" if ds.zero_stage(config) == 3 else ""
-            yield Finding(
-                ds.opening(config),
-                f"{vote.text} but {plan.deepspeed.document.path} has no \"{name}\" section",
-                note="transformers fixes its DeepSpeed dtype to float32 before accelerate adds the section, so the Trainer casts "
-                f"floating-point inputs to float32{zero3}",
-                related=[Related(vote.describe(), vote.span), Related("DeepSpeed config named here", plan.deepspeed.span)],
-                fix=Fix.safe(f'Add "{name}": {{"enabled": "auto"}}', ds.insert_json_entry(config, name, '{"enabled": "auto"}')),
-            )
+        missing = _missing_section(plan, precision, config)
+        if missing is not None:
+            yield missing
             return
+    yield from _explicit_false(plan, precision, config)
+
+
+def _missing_section(plan, precision: Precision, config) -> Finding | None:
+    """A bf16 (fp16) flag with no such section in the DeepSpeed config: transformers' dtype stays float32."""
+    for name in ("bf16", "fp16"):
+        vote = precision.flag_vote(name)
+        if vote is None or ds.precision_section(config, name) is not None or config.get(name) is not None:
+            continue
+        if name == "bf16" and config.get("bfloat16") is not None:
+            continue
+        zero3 = " and ZeRO-3's zero.Init materialises the weights in float32" if ds.zero_stage(config) == 3 else ""
+        return Finding(
+            ds.opening(config),
+            f"{vote.text} but {plan.deepspeed.document.path} has no \"{name}\" section",
+            note="transformers fixes its DeepSpeed dtype to float32 before accelerate adds the section, so the Trainer casts "
+            f"floating-point inputs to float32{zero3}",
+            related=[Related(vote.describe(), vote.span), Related("DeepSpeed config named here", plan.deepspeed.span)],
+            fix=Fix.safe(f'Add "{name}": {{"enabled": "auto"}}', ds.insert_json_entry(config, name, '{"enabled": "auto"}')),
+        )
+    return None
+
+
+def _explicit_false(plan, precision: Precision, config):
+    """accelerate's mixed precision with the DeepSpeed section's enabled: false, which accelerate keeps."""
     acc = precision.accelerate
     if acc is None or acc.dtype not in ("fp16", "bf16"):
         return

@@ -50,8 +50,8 @@ def _hedge(model: verl.PPO) -> str:
     return f" (unless {opaque[0].raw} overrides them)"
 
 
-@rule("DS901", "verl-train-batch", severity="error", target="launch")
-def verl_train_batch(plan, context):
+@rule("DS901", "verl-train-batch", severity="error", target="launch", facts=("verl_sft", "verl_ppo"))
+def verl_train_batch(plan, context, *, verl_sft, verl_ppo):
     """verl's train batch: the responses of a step must split evenly over the GPUs, and hold a mini batch.
 
     ## What it checks
@@ -90,15 +90,13 @@ def verl_train_batch(plan, context):
     ## Fix safety
     No fix: which of the batch, the group size or the GPU count to change is a training decision.
     """
-    yield from _within_versions(plan, context, _verl_train_batch(plan, context))
+    yield from _within_versions(plan, context, _verl_train_batch(plan, verl_sft, verl_ppo))
 
 
-def _verl_train_batch(plan, context):
-    trainer = verl.sft(plan)
+def _verl_train_batch(plan, trainer: verl.SFT | None, model: verl.PPO | None):
     if trainer is not None:
         yield from _sft_batch(plan, trainer)
         return
-    model = verl.ppo(plan)
     if model is None or verl.flag(model.dynamic) is not False or not verl.runs(plan, "driver"):
         return
     train, n, gpus = verl.number(model.train), verl.number(model.n), model.n_gpus
@@ -165,8 +163,8 @@ def _sft_batch(plan, trainer: verl.SFT):
         )
 
 
-@rule("DS902", "verl-micro-batch", severity="error", target="launch", fixable=True)
-def verl_micro_batch(plan, context):
+@rule("DS902", "verl-micro-batch", severity="error", target="launch", fixable=True, facts=("verl_ppo",))
+def verl_micro_batch(plan, context, *, verl_ppo):
     """verl's FSDP workers: each GPU's share of a PPO mini batch must be a whole number of micro batches.
 
     ## What it checks
@@ -197,55 +195,63 @@ def verl_micro_batch(plan, context):
     it. The update is the same (verl accumulates micro batches up to the mini batch); memory per
     pass goes down and the step takes longer.
     """
-    yield from _within_versions(plan, context, _verl_micro_batch(plan, context))
+    yield from _within_versions(plan, context, _verl_micro_batch(plan, verl_ppo))
 
 
-def _verl_micro_batch(plan, context):
-    model = verl.ppo(plan)
+def _verl_micro_batch(plan, model: verl.PPO | None):
     if model is None or not verl.runs(plan, "workers"):
         return
     legacy = model.get("trainer.use_legacy_worker_impl")
     if legacy.known and legacy.value == "disable" or not legacy.known and legacy.written:
         return
+    for batch in verl.mini_batches(model):
+        if batch.per_worker is not None:
+            yield from _mini_batch_per_gpu(plan, model, batch)
+
+
+def _mini_batch_per_gpu(plan, model: verl.PPO, batch: verl.MiniBatch):
+    """One role's mini batch per FSDP worker: positive, and a whole number of micro batches."""
     severity, hedge = _severity(model), _hedge(model)
     n, gpus = verl.number(model.n), model.n_gpus
-    for batch in verl.mini_batches(model):
-        if batch.per_worker is None:
-            continue
-        section = "actor" if batch.role == "actor" else "critic"
-        mini = batch.mini.value
-        how = f"{section}.ppo_mini_batch_size {mini} × rollout.n {n} // ({gpus} GPUs // ulysses_sequence_parallel_size {batch.sp.value})"
-        factors = (batch.mini, model.n, model.gpus_per_node, model.nnodes, batch.micro)
-        if batch.per_worker == 0 and batch.role == "actor":
-            yield Finding(
-                _at(plan, batch.mini, model.n),
-                "the actor's mini batch is 0 samples per GPU",
-                note=f"{how} = 0; verl asserts 'ppo_mini_batch_size 0 should be larger than 0 after normalization'{hedge}",
-                related=_related(*factors), severity=severity,
-            )
-            continue
-        micro = batch.micro_value
-        if not micro or batch.per_worker % micro == 0:
-            continue
-        key = batch.micro.key.rsplit(".", 1)[-1]
-        named = f"{key} {micro}" if key == "ppo_micro_batch_size_per_gpu" else \
-            f"{key} {verl.number(batch.micro)} // {batch.divisor} = {micro} per GPU"
-        divisors = [d for d in range(min(micro, batch.per_worker), 0, -1) if batch.per_worker % d == 0]
-        fix = None
-        if key == "ppo_micro_batch_size_per_gpu" and batch.micro.source == "override" and batch.micro.span is not None \
-                and not batch.micro.assumed and divisors and batch.micro.span.source.text[batch.micro.span.start:batch.micro.span.end] == str(micro):
-            fix = Fix.unsafe(f"Set {key} to {divisors[0]}", Edit.replace(batch.micro.span, str(divisors[0])))
+    section = "actor" if batch.role == "actor" else "critic"
+    how = f"{section}.ppo_mini_batch_size {batch.mini.value} × rollout.n {n} // ({gpus} GPUs // ulysses_sequence_parallel_size {batch.sp.value})"
+    factors = (batch.mini, model.n, model.gpus_per_node, model.nnodes, batch.micro)
+    if batch.per_worker == 0 and batch.role == "actor":
         yield Finding(
-            _at(plan, batch.micro, batch.mini),
-            f"the {batch.role}'s mini batch per GPU {batch.per_worker} is not a multiple of {named}",
-            note=f"{how} = {batch.per_worker}; verl asserts 'normalized ppo_mini_batch_size {batch.per_worker} should be divisible by "
-            f"ppo_micro_batch_size_per_gpu {micro}'{hedge}",
-            related=_related(*factors), severity=severity, fix=fix,
+            _at(plan, batch.mini, model.n),
+            "the actor's mini batch is 0 samples per GPU",
+            note=f"{how} = 0; verl asserts 'ppo_mini_batch_size 0 should be larger than 0 after normalization'{hedge}",
+            related=_related(*factors), severity=severity,
         )
+        return
+    micro = batch.micro_value
+    if not micro or batch.per_worker % micro == 0:
+        return
+    key = batch.micro.key.rsplit(".", 1)[-1]
+    named = f"{key} {micro}" if key == "ppo_micro_batch_size_per_gpu" else \
+        f"{key} {verl.number(batch.micro)} // {batch.divisor} = {micro} per GPU"
+    yield Finding(
+        _at(plan, batch.micro, batch.mini),
+        f"the {batch.role}'s mini batch per GPU {batch.per_worker} is not a multiple of {named}",
+        note=f"{how} = {batch.per_worker}; verl asserts 'normalized ppo_mini_batch_size {batch.per_worker} should be divisible by "
+        f"ppo_micro_batch_size_per_gpu {micro}'{hedge}",
+        related=_related(*factors), severity=severity, fix=_micro_batch_fix(batch, key, micro),
+    )
 
 
-@rule("DS903", "verl-parallel-size", severity="error", target="launch")
-def verl_parallel_size(plan, context):
+def _micro_batch_fix(batch: verl.MiniBatch, key: str, micro: int) -> Fix | None:
+    """The largest micro batch below ``micro`` that divides the mini batch per GPU, where the
+    launch's own override wrote the value."""
+    divisors = [d for d in range(min(micro, batch.per_worker), 0, -1) if batch.per_worker % d == 0]
+    span = batch.micro.span
+    if key != "ppo_micro_batch_size_per_gpu" or batch.micro.source != "override" or span is None or batch.micro.assumed \
+            or not divisors or span.source.text[span.start:span.end] != str(micro):
+        return None
+    return Fix.unsafe(f"Set {key} to {divisors[0]}", Edit.replace(span, str(divisors[0])))
+
+
+@rule("DS903", "verl-parallel-size", severity="error", target="launch", facts=("verl_ppo",))
+def verl_parallel_size(plan, context, *, verl_ppo):
     """verl's parallel groups must tile its GPUs: the rollout's, Megatron's and Ulysses' sizes divide n_gpus.
 
     ## What it checks
@@ -278,55 +284,71 @@ def verl_parallel_size(plan, context):
     ## Fix safety
     No fix: the parallel size follows the model's size and the GPUs.
     """
-    yield from _within_versions(plan, context, _verl_parallel_size(plan, context))
+    yield from _within_versions(plan, context, _verl_parallel_size(plan, context, verl_ppo))
 
 
-def _verl_parallel_size(plan, context):
-    model = verl.ppo(plan)
+def _verl_parallel_size(plan, context, model: verl.PPO | None):
     if model is None or not model.n_gpus:
         return
     workers, driver = verl.runs(plan, "workers"), verl.runs(plan, "driver")
+    if workers:
+        yield from _rollout_size(plan, context, model)
+    if model.megatron and driver:
+        yield from _megatron_size(plan, model)
+    elif model.megatron is False and workers:
+        yield from _ulysses_size(plan, model)
+
+
+def _rollout_size(plan, context, model: verl.PPO):
+    """The rollout's tensor × data × pipeline parallel size divides n_gpus (and spans whole nodes)."""
     gpus = model.n_gpus
-    severity, hedge = _severity(model), _hedge(model)
-    world = (model.gpus_per_node, model.nnodes)
     parts = [model.get(f"{verl.ROLLOUT}.{name}_parallel_size") for name in ("tensor_model", "data", "pipeline_model")]
     sizes = [verl.number(p) for p in parts]
-    if workers and all(s is not None and s >= 1 for s in sizes):
-        size = sizes[0] * sizes[1] * sizes[2]
-        per_node = verl.number(model.gpus_per_node)
-        if not gpus % size and per_node and size > per_node and size % per_node:
-            yield from _replica_nodes(plan, context, model, parts, size, per_node)
-        if gpus % size:
-            named = [f"{p.key.rsplit('.', 1)[-1]} {s}" for p, s in zip(parts, sizes) if s > 1 or p is parts[0]]
-            shown = " × ".join(named) + (f" = {size}" if len(named) > 1 else "")
-            yield Finding(
-                _at(plan, *parts),
-                f"the rollout's {shown} does not divide the {gpus} GPUs",
-                note=f"verl asserts 'rollout world_size: {gpus} is not divisible by infer_world_size: {size}'{hedge}",
-                related=_related(*parts, *world), severity=severity,
-            )
-    if model.megatron and driver:
-        mparts = [model.get(f"{verl.ACTOR}.megatron.{name}_parallel_size") for name in ("tensor_model", "pipeline_model", "context")]
-        msizes = [verl.number(p) for p in mparts]
-        if all(s is not None and s >= 1 for s in msizes) and gpus % (msizes[0] * msizes[1] * msizes[2]):
-            mp = msizes[0] * msizes[1]
-            yield Finding(
-                _at(plan, *mparts),
-                f"the actor's Megatron tensor {msizes[0]} × pipeline {msizes[1]} × context {msizes[2]} parallel does not divide the "
-                f"{gpus} GPUs",
-                note=f"verl asserts 'n_gpus ({gpus}) must be divisible by model_parallel_size ({mp}) times "
-                f"context_parallel_size ({msizes[2]})'{hedge}",
-                related=_related(*mparts, *world), severity=severity,
-            )
-    elif model.megatron is False and workers:
-        sp = verl.number(model.sp)
-        if sp and sp > 1 and gpus % sp:
-            yield Finding(
-                _at(plan, model.sp),
-                f"actor.ulysses_sequence_parallel_size {sp} does not divide the {gpus} GPUs",
-                note=f"the FSDP workers' (data parallel, sequence parallel) device mesh cannot be built{hedge}",
-                related=_related(model.sp, *world), severity=severity,
-            )
+    if not all(s is not None and s >= 1 for s in sizes):
+        return
+    size = sizes[0] * sizes[1] * sizes[2]
+    per_node = verl.number(model.gpus_per_node)
+    if not gpus % size and per_node and size > per_node and size % per_node:
+        yield from _replica_nodes(plan, context, model, parts, size, per_node)
+    if gpus % size:
+        named = [f"{p.key.rsplit('.', 1)[-1]} {s}" for p, s in zip(parts, sizes) if s > 1 or p is parts[0]]
+        shown = " × ".join(named) + (f" = {size}" if len(named) > 1 else "")
+        yield Finding(
+            _at(plan, *parts),
+            f"the rollout's {shown} does not divide the {gpus} GPUs",
+            note=f"verl asserts 'rollout world_size: {gpus} is not divisible by infer_world_size: {size}'{_hedge(model)}",
+            related=_related(*parts, model.gpus_per_node, model.nnodes), severity=_severity(model),
+        )
+
+
+def _megatron_size(plan, model: verl.PPO):
+    """The actor's Megatron tensor × pipeline × context parallel size divides n_gpus."""
+    gpus = model.n_gpus
+    mparts = [model.get(f"{verl.ACTOR}.megatron.{name}_parallel_size") for name in ("tensor_model", "pipeline_model", "context")]
+    msizes = [verl.number(p) for p in mparts]
+    if all(s is not None and s >= 1 for s in msizes) and gpus % (msizes[0] * msizes[1] * msizes[2]):
+        mp = msizes[0] * msizes[1]
+        yield Finding(
+            _at(plan, *mparts),
+            f"the actor's Megatron tensor {msizes[0]} × pipeline {msizes[1]} × context {msizes[2]} parallel does not divide the "
+            f"{gpus} GPUs",
+            note=f"verl asserts 'n_gpus ({gpus}) must be divisible by model_parallel_size ({mp}) times "
+            f"context_parallel_size ({msizes[2]})'{_hedge(model)}",
+            related=_related(*mparts, model.gpus_per_node, model.nnodes), severity=_severity(model),
+        )
+
+
+def _ulysses_size(plan, model: verl.PPO):
+    """The FSDP actor's Ulysses sequence-parallel size divides n_gpus."""
+    gpus = model.n_gpus
+    sp = verl.number(model.sp)
+    if sp and sp > 1 and gpus % sp:
+        yield Finding(
+            _at(plan, model.sp),
+            f"actor.ulysses_sequence_parallel_size {sp} does not divide the {gpus} GPUs",
+            note=f"the FSDP workers' (data parallel, sequence parallel) device mesh cannot be built{_hedge(model)}",
+            related=_related(model.sp, model.gpus_per_node, model.nnodes), severity=_severity(model),
+        )
 
 
 def _replica_nodes(plan, context, model, parts, size: int, per_node: int):
@@ -356,8 +378,8 @@ def _replica_nodes(plan, context, model, parts, size: int, per_node: int):
     )
 
 
-@rule("DS904", "verl-visible-gpus", severity="warning", target="launch")
-def verl_visible_gpus(plan, context):
+@rule("DS904", "verl-visible-gpus", severity="warning", target="launch", facts=("verl_ppo",))
+def verl_visible_gpus(plan, context, *, verl_ppo):
     """verl asks Ray for more GPUs on this node than the launch makes visible.
 
     ## What it checks
@@ -386,11 +408,10 @@ def verl_visible_gpus(plan, context):
     No fix. A warning: a Ray cluster started outside the script (with other devices) would be
     joined instead.
     """
-    yield from _within_versions(plan, context, _verl_visible_gpus(plan, context))
+    yield from _within_versions(plan, context, _verl_visible_gpus(plan, verl_ppo))
 
 
-def _verl_visible_gpus(plan, context):
-    model = verl.ppo(plan)
+def _verl_visible_gpus(plan, model: verl.PPO | None):
     if model is None or not verl.runs(plan, "resources"):
         return
     visible = plan.visible_devices
@@ -398,7 +419,7 @@ def _verl_visible_gpus(plan, context):
     if visible is None or visible.value is None or per_node is None or nodes != 1:
         return
     count = len(visible.value)
-    if count >= per_node or _joins_ray(plan):
+    if count >= per_node or _joins_ray(plan, model):
         return
     yield Finding(
         _at(plan, model.gpus_per_node),
@@ -409,7 +430,7 @@ def _verl_visible_gpus(plan, context):
     )
 
 
-def _joins_ray(plan) -> bool:
+def _joins_ray(plan, model: verl.PPO | None) -> bool:
     """The script starts a Ray cluster or points Ray at one, so main_ppo does not start its own."""
     if "RAY_ADDRESS" in plan.env:
         return True
@@ -418,7 +439,6 @@ def _joins_ray(plan) -> bool:
         argv = getattr(command, "argv", []) or []
         if command.basename == "ray" and len(argv) > 1 and argv[1].value == "start":
             return True
-    model = verl.ppo(plan)
     address = model.get("ray_init.address") if model is not None else None
     if address is not None and address.written:
         return True

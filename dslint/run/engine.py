@@ -17,6 +17,7 @@ from dslint.diagnostics import Diagnostic, Finding, Severity
 from dslint.files.discovery import Candidate, discover, matches
 from dslint.documents import Skipped, read_candidate
 from dslint.documents.model import DEEPSPEED, SCRIPT, TRAINING_JSON, TRAINING_YAML, Document
+from dslint.facts import values as fact_values
 from dslint.rule import Context, PluginError, Rule, load_rules
 from dslint.source import SourceFile
 from dslint.run.suppressions import Suppressions, continued_lines
@@ -175,6 +176,7 @@ class Engine:
         """
         result = result or RunResult(plugin_errors=list(self.plugin_errors))
         self.context.memo.clear()
+        self.context.facts.clear()
         plans, linked = self.link(documents, result, overrides or {}, adopt=adopt)
         documents = documents + linked
         result.documents = documents
@@ -336,7 +338,10 @@ class Engine:
         producer = _producer(target)
         out = []
         try:
-            for finding in found.run(target, self.context):
+            # the facts it declares, each computed once per target and run (dslint.facts); inside the
+            # try, so that one that fails is the rule's internal error, as when the rule worked it out
+            facts = fact_values(found.facts, target, self.context) if found.facts else {}
+            for finding in found.run(target, self.context, **facts):
                 finding = _onto_real_file(finding, target)
                 if finding is None:
                     continue

@@ -1,0 +1,77 @@
+"""Helpers shared by the Ascend NPU rules: the NPU target as a related place, the spans of an
+environment variable's name and value, and the fix that renames a variable."""
+
+from __future__ import annotations
+
+from dslint.diagnostics import Edit, Fix, Related
+from dslint.source import Span
+
+
+def target_related(target) -> Related:
+    return Related(f"Ascend NPU target: {target.reason}", target.span)
+
+
+def name_span_of(value, name: str) -> Span | None:
+    """The span of NAME in a shell assignment NAME=value (None for values from a YAML ENV: block)."""
+    span = getattr(value, "span", None)
+    if span is None or getattr(value, "source_kind", "") == "yaml-env":
+        return None
+    if span.text.startswith(name + "=") or span.text.startswith(name + "+="):
+        return Span(span.source, span.start, span.start + len(name))
+    return None
+
+
+def value_span_of(value) -> Span | None:
+    """The span of the value in NAME=value (or the YAML ENV value), quotes included."""
+    span = getattr(value, "span", None)
+    if span is None:
+        return None
+    if getattr(value, "source_kind", "") == "yaml-env":
+        return span
+    text = span.text
+    if "=" not in text:
+        return None
+    offset = text.index("=") + 1
+    return Span(span.source, span.start + offset, span.end)
+
+
+def _referenced(plan, name: str) -> bool:
+    """Whether the script expands $NAME / ${NAME...} anywhere (a rename would change what it reads)."""
+    import re
+
+    text = plan.origin.source.text
+    return re.search(r"\$\{?" + re.escape(name) + r"(?![A-Za-z0-9_])", text) is not None
+
+
+def rename_fix(plan, value, old: str, new: str, title: str):
+    name_span = name_span_of(value, old)
+    if name_span is None:
+        return None
+    if new == "ASCEND_RT_VISIBLE_DEVICES" and not _device_list_takes_effect_safely(plan, value):
+        return None
+    make = Fix.unsafe if _referenced(plan, old) else Fix.safe
+    return make(title, Edit.replace(name_span, new))
+
+
+def _device_list_takes_effect_safely(plan, value) -> bool:
+    """Renaming an inert device list to ASCEND_RT_VISIBLE_DEVICES makes it select the NPUs: not a fix
+    when the launch then starts more processes per node than it lists (processes-exceed-devices), or
+    when the deepspeed launcher picks the devices from --num_gpus/--include and ignores the variable
+    (deepspeed-visible-devices-on-npu)."""
+    if plan.launcher == "deepspeed" and any(k in plan.launcher_args for k in ("num_gpus", "include", "exclude")):
+        return False
+    text = getattr(value, "value", None)
+    procs = plan.procs_per_node.value if plan.procs_per_node is not None else None
+    if text is None:
+        return procs is None
+    listed = len([part for part in str(text).split(",") if part.strip()])
+    return not isinstance(procs, int) or procs <= listed
+
+
+def env_span(value, plan) -> Span:
+    return getattr(value, "span", None) or plan.span
+
+
+def gpu_by_setting(context) -> bool:
+    target = getattr(context.settings, "target", None)
+    return target is not None and target.value == "gpu"

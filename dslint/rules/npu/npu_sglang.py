@@ -1,0 +1,46 @@
+"""DS513 npu-sglang: the rule and the helpers only it uses."""
+
+from __future__ import annotations
+
+from dslint.diagnostics import Edit, Finding, Fix
+from dslint.rule import rule
+from dslint.launch.args import text, written
+from dslint.rules.npu._common import target_related
+
+
+@rule("DS513", "npu-sglang", severity="error", target="launch", fixable=True, facts=("npu_target",))
+def npu_sglang(plan, context, *, npu_target):
+    """SGLang as ms-swift's inference engine on Ascend NPU.
+
+    ## What it checks
+    ms-swift (4.x) `--infer_backend sglang` (`swift infer|deploy|rollout|eval|sample`) on Ascend:
+    the NPU support table lists "Using SGLang as the inference engine" as **not supported**
+    (NPU-support.md); vLLM runs through vLLM-Ascend (the docs pin 0.23.0). Other consumers are
+    not judged.
+
+    ## Why it matters
+    The deployment, evaluation or rollout server is built on an engine ms-swift does not support
+    on Ascend. ms-swift carries NPU patches for vLLM-Ascend (swift/model/npu_patch/vllm_ascend*.py)
+    and none for SGLang (swift/infer_engine/sglang_engine.py has no NPU path), so the supported
+    route is a one-flag change away while this one is unverified ground.
+
+    ## Example
+    `swift deploy --model Qwen/Qwen3-8B --infer_backend sglang` on Ascend.
+    Use instead: `--infer_backend vllm` (with vllm-ascend installed).
+
+    ## Fix safety
+    Unsafe: vLLM needs the vllm-ascend package and has its own options.
+    """
+    target = npu_target
+    if target is None or plan.consumer not in ("swift", "megatron"):
+        return
+    backend = text(plan, "infer_backend")
+    if backend.value is None or backend.value.lower() != "sglang":
+        return
+    yield Finding(
+        backend.span or plan.span,
+        f"{written(backend.arg)}: ms-swift does not support SGLang on Ascend NPU",
+        note="NPU-support.md; vllm runs there with vllm-ascend",
+        related=[target_related(target)],
+        fix=Fix.unsafe("Use vllm", Edit.replace(backend.span, "vllm")) if backend.span is not None else None,
+    )
