@@ -45,6 +45,7 @@ from dslint.documents.model import Mapping, Scalar
 from dslint.documents.edits import remove_json_entry, replace_value
 from dslint.rule import rule
 from dslint.rules import _deepspeed as ds
+from dslint.rules import _deepspeed_schema as dss
 
 # torch 2.13 `torch.optim` optimizer classes (tests/test_deepspeed_rules.py compares this with
 # the installed torch). DeepSpeed accepts any `getattr(torch.optim, name)` (engine.py:1985-1986).
@@ -361,8 +362,8 @@ def allreduce_sum_unsupported(use, context):
     """
     config = use.config
     item = config.entry("gradient_allreduce_op")
-    versions = ds.Versions(use, context)
-    reading = versions.since(ds.introduced_in(("gradient_allreduce_op",)))
+    versions = dss.Versions(use, context)
+    reading = versions.since(dss.introduced_in(("gradient_allreduce_op",)))
     if item is None or not reading:
         return
     value = ds.raw(item.value)
@@ -482,13 +483,13 @@ def prescale_with_reduce_scatter(use, context):
     zero = ds.zero_section(config)
     if ds.strict_bool(zero, "reduce_scatter", True) is not True:
         return
-    versions = ds.Versions(use, context)
+    versions = dss.Versions(use, context)
     applies = versions.key
     if stage == 2:
         op = config.get("gradient_allreduce_op")
         value = ds.raw(op) if op is not None else None
         if op is not None and not (isinstance(value, str) and value.lower() == "mean"):
-            applies = versions.before(ds.introduced_in(("gradient_allreduce_op",)))  # older releases ignore the op
+            applies = versions.before(dss.introduced_in(("gradient_allreduce_op",)))  # older releases ignore the op
             if not applies:
                 return
     name = f"ZeRO-{stage}"
@@ -545,8 +546,8 @@ def compute_grad_norm_off(use, context):
     """
     config = use.config
     zero = ds.zero_section(config)
-    versions = ds.Versions(use, context)
-    reading = versions.since(ds.introduced_in(("zero_optimization", "compute_grad_norm")))
+    versions = dss.Versions(use, context)
+    reading = versions.since(dss.introduced_in(("zero_optimization", "compute_grad_norm")))
     if zero is None or not reading:
         return
     item = zero.entry("compute_grad_norm")
@@ -565,7 +566,7 @@ def compute_grad_norm_off(use, context):
     reason = None  # (what conflicts, what DeepSpeed raises)
     related = []
     if clip is None:
-        clipping = versions.since(ds.key_history("gradient_clipping").get("default_changed", {}).get("version", "0.19.3"))
+        clipping = versions.since(dss.key_history("gradient_clipping").get("default_changed", {}).get("version", "0.19.3"))
         if clipping:
             reading = tuple(v for v in reading if v in clipping)
             reason = ("gradient_clipping absent (default 1.0)", "zero_optimization.compute_grad_norm=false requires gradient_clipping=0")
@@ -802,7 +803,7 @@ def unknown_optimizer(use, context):
     if not isinstance(optimizer, Mapping):
         return
     item = optimizer.entry("type")
-    versions = ds.Versions(use, context)
+    versions = dss.Versions(use, context)
     if item is None:
         if optimizer.entries:
             yield Finding(
@@ -985,7 +986,7 @@ def _scheduler_findings(use, context):
             yield Finding(params_entry.key_span, f"{name} needs '{key}'",
                           note=f"DeepSpeed raises \"{name}.__init__() missing 1 required positional argument: '{key}'\" "
                           '(HF fills it only when it is present, as "auto")')
-    versions = ds.Versions(use, context)
+    versions = dss.Versions(use, context)
     validated = versions.since(_WARMUP_VALIDATED)
     warmup = params.entry("warmup_num_steps")
     if warmup is not None and "warmup_num_steps" in accepted and not ds.is_auto(warmup.value) and validated:
@@ -1272,14 +1273,14 @@ def dtype_conflict(use, context):
     if fp16 is ds.UNKNOWN or bf16 is ds.UNKNOWN:
         return
     model = "fp16" if fp16 else "bf16" if bf16 else "fp32"
-    versions = ds.Versions(use, context)
+    versions = dss.Versions(use, context)
     param = data_types.entry("param_dtype")
     if param is not None:
         wanted = _DTYPE_OF.get(ds.raw(param.value)) if isinstance(ds.raw(param.value), str) else None
         if wanted is not None and wanted != model:
             found = Finding(param.value.span, f"data_types.param_dtype {ds.show(param.value)} conflicts with the enabled precision ({model})",
                             note="DeepSpeed asserts at deepspeed.initialize", help="set the matching fp16/bf16 'enabled' flag or omit param_dtype")
-            yield from versions.within([found], versions.since(ds.introduced_in(("data_types", "param_dtype"))))
+            yield from versions.within([found], versions.since(dss.introduced_in(("data_types", "param_dtype"))))
     accum = data_types.entry("grad_accum_dtype")
     if accum is not None and ds.zero_stage(config) == 0:
         wanted = _DTYPE_OF.get(ds.raw(accum.value)) if isinstance(ds.raw(accum.value), str) else None
@@ -1319,8 +1320,8 @@ def unmanaged_accumulation_unsupported(use, context):
     """
     config = use.config
     item = config.entry("managed_gradient_accumulation")
-    versions = ds.Versions(use, context)
-    reading = versions.since(ds.introduced_in(("managed_gradient_accumulation",)))
+    versions = dss.Versions(use, context)
+    reading = versions.since(dss.introduced_in(("managed_gradient_accumulation",)))
     if item is None or ds.is_auto(item.value) or bool(ds.raw(item.value)) or not reading:
         return
     stage = ds.zero_stage(config)

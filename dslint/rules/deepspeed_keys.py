@@ -3,7 +3,7 @@
 Which keys exist comes from the shipped schema, generated from DeepSpeed's own pydantic models
 and a probe of the keys ``DeepSpeedConfig`` reads with ``dict.get``; when they appeared or went
 away comes from ``schemas/deepspeed-versions.json``, judged for every DeepSpeed release the
-launch may run with (``_deepspeed.Versions``: the ``deepspeed-version`` setting, the nearest pin,
+launch may run with (``_deepspeed_schema.Versions``: the ``deepspeed-version`` setting, the nearest pin,
 or every release dslint knows). A finding that holds in only some of them is info naming them.
 """
 
@@ -16,6 +16,7 @@ from dslint.documents.model import Entry, Mapping, Scalar
 from dslint.documents.edits import remove_json_entry, rename_key
 from dslint.rule import rule
 from dslint.rules import _deepspeed as ds
+from dslint.rules import _deepspeed_schema as dss
 
 
 def _comment_key(key: str) -> bool:
@@ -133,24 +134,24 @@ def unknown_key(use, context):
     not already set, the fix renames the key: safe, because the config cannot load as written and the value is kept. Otherwise the
     closest keys are only suggested.
     """
-    versions = ds.Versions(use, context)
-    for path, mapping, section, strict in ds.sections(use.config, versions):
+    versions = dss.Versions(use, context)
+    for path, mapping, section, strict in dss.sections(use.config, versions):
         if not strict:
             continue
-        known = ds.known_keys(section, versions, path)
+        known = dss.known_keys(section, versions, path)
         all_props = section.get("properties", {})
-        read = ds.reading(path, section, versions)[0]
+        read = dss.reading(path, section, versions)[0]
         for item in mapping.entries:
             if ds.is_auto(item.value):
                 continue
             where = ds.dotted(path)
             if item.key in all_props:
-                introduced = ds.introduced_in(path + (item.key,))
+                introduced = dss.introduced_in(path + (item.key,))
                 failing = [v for v in versions.before(introduced) if v in strict]
                 finding = Finding(
                     item.key_span,
                     f"'{item.key}' is not a field of {where} before DeepSpeed {introduced}",
-                    note=f"{versions.label} raises {ds.extra_forbidden(versions, failing)} when it parses the config",
+                    note=f"{versions.label} raises {dss.extra_forbidden(versions, failing)} when it parses the config",
                 )
                 if failing and (found := versions.qualify(finding, failing, spelling=True)) is not None:
                     yield found
@@ -168,7 +169,7 @@ def unknown_key(use, context):
                 yield Finding(item.key_span, message, fix=fix, severity=Severity.WARNING, help=help,
                               note=f"{raises.where()} raises; older ones ignore it: {raises.candidates.why()}")
                 continue
-            note = f"{versions.label} raises {ds.extra_forbidden(versions, raises.failing)} (pydantic, extra=forbid) when it parses the config"
+            note = f"{versions.label} raises {dss.extra_forbidden(versions, raises.failing)} (pydantic, extra=forbid) when it parses the config"
             found = versions.qualify(Finding(item.key_span, message, fix=fix, note=note, help=help), strict)
             if found is not None:
                 yield found
@@ -221,12 +222,12 @@ def ignored_key(use, context):
     Renaming to the single close known key is offered as an unsafe fix: it changes what the
     launch does (the setting starts to take effect).
     """
-    versions = ds.Versions(use, context)
-    top_known = ds.known_keys(ds.schema(), versions, ())
-    for path, mapping, section, strict in ds.sections(use.config, versions):
-        if not strict and path not in ds.LAX_CHECKED:
+    versions = dss.Versions(use, context)
+    top_known = dss.known_keys(dss.schema(), versions, ())
+    for path, mapping, section, strict in dss.sections(use.config, versions):
+        if not strict and path not in dss.LAX_CHECKED:
             continue
-        known = ds.known_keys(section, versions, path)
+        known = dss.known_keys(section, versions, path)
         all_props = section.get("properties", {})
         for item in mapping.entries:
             if strict:
@@ -238,7 +239,7 @@ def ignored_key(use, context):
             if _comment_key(item.key) or _handled_elsewhere(path, item.key):
                 continue
             if item.key in all_props:
-                introduced = ds.introduced_in(path + (item.key,))
+                introduced = dss.introduced_in(path + (item.key,))
                 finding = Finding(item.key_span, f"{versions.label} ignores '{item.key}' {_where(path)}",
                                   note=f"it was introduced in DeepSpeed {introduced}")
                 if (found := versions.qualify(finding, versions.before(introduced), spelling=True)) is not None:
@@ -308,7 +309,7 @@ def _auto_ignored(item: Entry, path: tuple) -> Finding:
 
 def _handled_elsewhere(path: tuple, key: str) -> bool:
     """deprecated-key reports renamed keys (a valid key before the rename)."""
-    return bool(ds.key_history(ds.dotted(path + (key,))).get("renamed_to"))
+    return bool(dss.key_history(ds.dotted(path + (key,))).get("renamed_to"))
 
 
 def _did_you_mean(candidates: list[str]) -> str | None:
@@ -364,19 +365,19 @@ def removed_key(use, context):
     `data_efficiency.data_sampling.curriculum_learning` is offered as an unsafe alternative
     (the new section takes its settings per metric under `curriculum_metrics`).
     """
-    versions = ds.Versions(use, context)
+    versions = dss.Versions(use, context)
     config = use.config
     places = [((), config)]
     zero = ds.zero_section(config)
     if zero is not None:
         places.append((("zero_optimization",), zero))
     for path, mapping in places:
-        section = ds.section(path) or {}
+        section = dss.section(path) or {}
         for item in mapping.entries:
             spec = section.get("properties", {}).get(item.key, {})
             if not spec.get("x-dslint-removed"):
                 continue
-            removed_in = ds.key_history(ds.dotted(path + (item.key,))).get("removed") or ds.fmt_version(ds.schema_version())
+            removed_in = dss.key_history(ds.dotted(path + (item.key,))).get("removed") or dss.fmt_version(dss.schema_version())
             failing = versions.since(removed_in)
             if not failing:
                 continue
@@ -448,7 +449,7 @@ def deprecated_key(use, context):
     `allgather_size`) are safe: DeepSpeed does the same. Renaming `aio.thread_count` is unsafe:
     the setting starts to take effect.
     """
-    versions = ds.Versions(use, context)
+    versions = dss.Versions(use, context)
     config = use.config
     zero_node = config.get("zero_optimization")
     if isinstance(zero_node, Scalar) and isinstance(zero_node.value, bool):
@@ -495,7 +496,7 @@ def deprecated_key(use, context):
     aio = config.get("aio")
     if isinstance(aio, Mapping):
         for item in aio.entries:
-            history = ds.key_history(f"aio.{item.key}")
+            history = dss.key_history(f"aio.{item.key}")
             new = history.get("renamed_to")
             if not new:
                 continue
@@ -515,7 +516,7 @@ def deprecated_key(use, context):
 
 
 def _replacement_present(zero: Mapping, replacement: str) -> bool:
-    section = ds.section(("zero_optimization",)) or {}
+    section = dss.section(("zero_optimization",)) or {}
     field = _canonical(section, replacement)
     for key in zero.keys():
         if _canonical(section, key) == field and not ds.is_auto(zero.get(key)):
@@ -590,8 +591,8 @@ def conflicting_keys(use, context):
     When both spellings hold the same value, removing the unprefixed (or deprecated) one is
     safe. When they differ the removal is unsafe: only you know which value was meant.
     """
-    versions = ds.Versions(use, context)
-    for path, mapping, section, strict in ds.sections(use.config, versions):
+    versions = dss.Versions(use, context)
+    for path, mapping, section, strict in dss.sections(use.config, versions):
         if not strict:
             continue
         for rule_spec in section.get("allOf", []):

@@ -17,6 +17,7 @@ from dslint.documents.model import Entry, Mapping, Node, Scalar, Sequence
 from dslint.documents.edits import remove_json_entry, replace_value
 from dslint.rule import rule
 from dslint.rules import _deepspeed as ds
+from dslint.rules import _deepspeed_schema as dss
 
 BATCH_KEYS = ("train_batch_size", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps")
 
@@ -39,7 +40,7 @@ def _kinds(spec: dict) -> tuple[set, list | None]:
     """(JSON types the field accepts, enum values or None)."""
     spec = spec or {}
     if "$ref" in spec:
-        target = ds.resolve(spec)
+        target = dss.resolve(spec)
         if target.get("type") == "object" or "properties" in target:
             return {"object"}, None
         return _kinds(target)
@@ -199,18 +200,18 @@ def _check_number(where: str, key: str, path: tuple, node: Node, value):
     return None
 
 
-def _section_findings(config: Mapping, versions: ds.Versions):
-    root = ds.schema()
+def _section_findings(config: Mapping, versions: dss.Versions):
+    root = dss.schema()
     for item in config.entries:
         spec = root["properties"].get(item.key)
         if spec is None or item.key in _SECTION_SKIP or spec.get("x-dslint-removed"):
             continue
         if item.key == "bfloat16" and not ds.bfloat16_read(config):
             continue  # DeepSpeed reads `bfloat16` only when `bf16` is absent or null
-        target = ds.resolve(spec)
+        target = dss.resolve(spec)
         if not ("properties" in target or target.get("type") == "object"):
             continue
-        read = ds.reading((item.key,), target, versions)[0]
+        read = dss.reading((item.key,), target, versions)[0]
         if not read:
             continue
         node = item.value
@@ -221,7 +222,7 @@ def _section_findings(config: Mapping, versions: ds.Versions):
             continue
         if item.key == "expert_parallel" and isinstance(node, Sequence) and not node.items:
             continue
-        kind = "strict" if ds.is_strict(target) else "lax"
+        kind = "strict" if dss.is_strict(target) else "lax"
         crash = (
             "DeepSpeed passes it as keyword arguments to its config model and raises TypeError "
             "('argument after ** must be a mapping')"
@@ -288,17 +289,17 @@ def value_type(use, context):
     string belongs, and removing a section that is `null` are safe: DeepSpeed's reading of the
     value is kept. Rounding a fraction is unsafe (it changes the value).
     """
-    versions = ds.Versions(use, context)
+    versions = dss.Versions(use, context)
     yield from _section_findings(use.config, versions)
     legacy = use.config.entry("allgather_size")
     zero = use.config.get("zero_optimization")
     if legacy is not None and isinstance(zero, Scalar) and zero.value is True and not ds.is_auto(legacy.value):
         # The legacy `"zero_optimization": true` validates the top-level allgather_size as
         # allgather_bucket_size (deepspeed/runtime/zero/config.py:60-65).
-        problem = _check_type((), "allgather_size", ds.prop(("zero_optimization", "allgather_bucket_size")), legacy)
+        problem = _check_type((), "allgather_size", dss.prop(("zero_optimization", "allgather_bucket_size")), legacy)
         if problem is not None:
             yield problem.finding(legacy.value.span)
-    for path, item, spec, validated in ds.described_entries(use.config, versions, strict=True):
+    for path, item, spec, validated in dss.described_entries(use.config, versions, strict=True):
         if spec.get("x-dslint-removed"):
             continue
         problem = _check_type(path, item.key, spec, item)
@@ -341,7 +342,7 @@ def auto_wrong_case(use, context):
     Trainer, accelerate, ms-swift, LLaMA-Factory). Under plain DeepSpeed `"auto"` is no better,
     and for a config no launch reaches the reader is unknown: no fix there.
     """
-    for path, node in ds.read_scalars(use.config, ds.Versions(use, context)):
+    for path, node in dss.read_scalars(use.config, dss.Versions(use, context)):
         value = node.value
         if not isinstance(value, str) or value == "auto" or value.strip().lower() != "auto":
             continue
@@ -410,9 +411,9 @@ def invalid_choice(use, context):
     Lowercasing an offload device and rewriting a dtype spelling (`bfloat16` → `bf16`,
     `float32` → `fp32`, ...) are safe: the meaning is the one DeepSpeed documents for the value.
     """
-    versions = ds.Versions(use, context)
+    versions = dss.Versions(use, context)
     config = use.config
-    for path, item, spec, validated in ds.described_entries(config, versions, strict=True):
+    for path, item, spec, validated in dss.described_entries(config, versions, strict=True):
         kinds, enum = _kinds(spec)
         if enum is None:
             continue
@@ -444,7 +445,7 @@ def invalid_choice(use, context):
         if not (isinstance(value, str) and value.lower() in ("mean", "sum")):
             found = Finding(item.value.span, f"gradient_allreduce_op is {ds.show(item.value)}, not 'mean' or 'sum'",
                             note="DeepSpeed raises 'Invalid gradient_allreduce_op'")
-            yield from versions.within([found], versions.since(ds.introduced_in(("gradient_allreduce_op",))))
+            yield from versions.within([found], versions.since(dss.introduced_in(("gradient_allreduce_op",))))
     yield from _checkpoint_choices(config, versions)
     yield from _dtype_choices(config, versions)
 
@@ -474,7 +475,7 @@ def _check_enum(path: tuple, item: Entry, kinds: set, enum: list):
                   note=f"pydantic raises 'Input should be {allowed}' (the values are case-sensitive)", help=_placeholder_help(value))
 
 
-def _checkpoint_choices(config: Mapping, versions: ds.Versions):
+def _checkpoint_choices(config: Mapping, versions: dss.Versions):
     checkpoint = config.get("checkpoint")
     if not isinstance(checkpoint, Mapping):
         return
@@ -482,7 +483,7 @@ def _checkpoint_choices(config: Mapping, versions: ds.Versions):
         node = ds.node_at(config, path)
         if node is None:
             continue
-        reading = versions.since(ds.introduced_in(("checkpoint", "writer"))) if path[-1] == "type" else versions.key
+        reading = versions.since(dss.introduced_in(("checkpoint", "writer"))) if path[-1] == "type" else versions.key
         value = ds.raw(node)
         if value is None and path[-1] == "type":
             continue
@@ -502,7 +503,7 @@ def _checkpoint_choices(config: Mapping, versions: ds.Versions):
                       note="DeepSpeed raises DeepSpeedConfigError (config.py:398-406)")
 
 
-def _dtype_choices(config: Mapping, versions: ds.Versions):
+def _dtype_choices(config: Mapping, versions: dss.Versions):
     data_types = config.get("data_types")
     if isinstance(data_types, Mapping):
         for key in ("grad_accum_dtype", "param_dtype", "buffer_dtype"):
@@ -513,9 +514,9 @@ def _dtype_choices(config: Mapping, versions: ds.Versions):
             if value not in _DTYPES:
                 found = Finding(item.value.span, f"data_types.{key} is {ds.show(item.value)}, not a DeepSpeed dtype",
                                 note="DeepSpeed looks it up in DtypeEnum (fp16, bf16, fp32, int8, ...) and fails at deepspeed.initialize")
-                yield from versions.within([found], versions.since(ds.introduced_in(("data_types", key))))
+                yield from versions.within([found], versions.since(dss.introduced_in(("data_types", key))))
         item = data_types.entry("keep_in_fp32_modules")
-        kept = versions.since(ds.introduced_in(("data_types", "keep_in_fp32_modules")))
+        kept = versions.since(dss.introduced_in(("data_types", "keep_in_fp32_modules")))
         if item is not None and kept:
             value = ds.raw(item.value)
             if value != "auto" and not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
@@ -582,9 +583,9 @@ def value_out_of_bounds(use, context):
     Setting `min_loss_scale`/`loss_scale_window` to DeepSpeed's defaults (1 and 1000) is
     offered as an unsafe fix: it changes how the loss scale moves.
     """
-    versions = ds.Versions(use, context)
+    versions = dss.Versions(use, context)
     config = use.config
-    for path, item, spec, validated in ds.described_entries(config, versions, strict=True):
+    for path, item, spec, validated in dss.described_entries(config, versions, strict=True):
         kinds, enum = _kinds(spec)
         if enum is not None or not kinds & {"integer", "number"}:
             continue
@@ -684,8 +685,8 @@ def unchecked_value_type(use, context):
     `gradient_clipping` (which cannot work as a string) and unsafe for the booleans: DeepSpeed
     currently reads any non-empty string as true, so the fix changes what runs.
     """
-    versions = ds.Versions(use, context)
-    for path, item, spec, read in ds.described_entries(use.config, versions, strict=False):
+    versions = dss.Versions(use, context)
+    for path, item, spec, read in dss.described_entries(use.config, versions, strict=False):
         if not spec.get("x-dslint-unchecked"):
             continue
         yield from versions.within(_unchecked(path, item, spec), read)
@@ -769,8 +770,8 @@ def gradient_clipping_default(use, context):
         return
     if not (ds.hf_like(use) or any(isinstance(entry.value, Mapping) for entry in config.entries)):
         return  # a fragment with batch sizes only (no section at all) says nothing about the training run
-    versions = ds.Versions(use, context)
-    history = ds.key_history("gradient_clipping").get("default_changed", {})
+    versions = dss.Versions(use, context)
+    history = dss.key_history("gradient_clipping").get("default_changed", {})
     changed = history.get("version", "0.19.3")
     clipping = versions.judge(versions.since(changed))
     norm = history.get("to", 1.0)
