@@ -5,8 +5,6 @@ tests/test_deepspeed_rules.py compares these lists with the installed torch and 
 
 from __future__ import annotations
 
-
-
 # torch 2.13 `torch.optim` optimizer classes (tests/test_deepspeed_rules.py compares this with
 # the installed torch). DeepSpeed accepts any `getattr(torch.optim, name)` (engine.py:1985-1986).
 TORCH_OPTIMIZERS = (
