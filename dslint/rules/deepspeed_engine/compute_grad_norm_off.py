@@ -59,31 +59,46 @@ def compute_grad_norm_off(use, context):
                         note="DeepSpeed raises 'compute_grad_norm=false is supported only with ZeRO Stage 1 or 2' when it parses the config")
         yield from versions.within([found], reading)
         return
-    clip = config.get("gradient_clipping")
-    reason = None  # (what conflicts, what DeepSpeed raises)
-    related = []
-    if clip is None:
-        clipping = versions.since(dss.key_history("gradient_clipping").get("default_changed", {}).get("version", "0.19.3"))
-        if clipping:
-            reading = tuple(v for v in reading if v in clipping)
-            reason = ("gradient_clipping absent (default 1.0)", "zero_optimization.compute_grad_norm=false requires gradient_clipping=0")
-    elif not ds.is_auto(clip):
-        try:
-            value = float(ds.raw(clip))
-        except (TypeError, ValueError):
-            value = None
-        if value is not None and value > 0:
-            reason = (f"gradient_clipping {ds.show(clip)}", "zero_optimization.compute_grad_norm=false requires gradient_clipping=0")
-            related = related_to(config.entry("gradient_clipping"))
-    if reason is None and ds.offload_device(config, "offload_optimizer") in ("cpu", "nvme"):
-        reason = ("optimizer offload", "zero_optimization.compute_grad_norm=false does not support optimizer offload")
-    if reason is None and zero.get("zenflow") is not None and ds.raw(zero.get("zenflow")) is not None and not ds.is_auto(zero.get("zenflow")):
-        reason = ("ZenFlow", "zero_optimization.compute_grad_norm=false does not support ZenFlow")
-    if reason is None and bf16_zero1_optimizer(config, stage):
-        reason = ("the BF16 optimizer (stage 1, bf16, fp32 gradient accumulation)",
-                  "compute_grad_norm=false does not support ZeRO Stage 1 with BF16 parameters and FP32 gradient accumulation")
-    if reason:
-        what, raises = reason
+    conflict = _clipping_conflict(config, versions, reading)
+    if conflict is None:
+        unsupported = _unsupported_with(config, zero, stage)
+        if unsupported is not None:
+            conflict = (*unsupported, [], reading)
+    if conflict:
+        what, raises, related, reading = conflict
         found = Finding(item.value.span, f"compute_grad_norm=false with {what}", related=related, fix=fix,
                         note=f"DeepSpeed raises '{raises}' at deepspeed.initialize (stage_1_and_2.py:212-218)")
         yield from versions.within([found], reading)
+
+
+def _clipping_conflict(config, versions, reading):
+    """Gradient clipping that is on, explicitly or by the default of the releases that changed it:
+    (what, what DeepSpeed raises, related, the releases that raise), or None."""
+    clip = config.get("gradient_clipping")
+    raises = "zero_optimization.compute_grad_norm=false requires gradient_clipping=0"
+    if clip is None:
+        clipping = versions.since(dss.key_history("gradient_clipping").get("default_changed", {}).get("version", "0.19.3"))
+        if not clipping:
+            return None
+        return ("gradient_clipping absent (default 1.0)", raises, [], tuple(v for v in reading if v in clipping))
+    if ds.is_auto(clip):
+        return None
+    try:
+        value = float(ds.raw(clip))
+    except (TypeError, ValueError):
+        return None
+    if value > 0:
+        return (f"gradient_clipping {ds.show(clip)}", raises, related_to(config.entry("gradient_clipping")), reading)
+    return None
+
+
+def _unsupported_with(config, zero, stage):
+    """Another setting stage 1/2 cannot run without gradient norms: (what, what DeepSpeed raises), or None."""
+    if ds.offload_device(config, "offload_optimizer") in ("cpu", "nvme"):
+        return ("optimizer offload", "zero_optimization.compute_grad_norm=false does not support optimizer offload")
+    if zero.get("zenflow") is not None and ds.raw(zero.get("zenflow")) is not None and not ds.is_auto(zero.get("zenflow")):
+        return ("ZenFlow", "zero_optimization.compute_grad_norm=false does not support ZenFlow")
+    if bf16_zero1_optimizer(config, stage):
+        return ("the BF16 optimizer (stage 1, bf16, fp32 gradient accumulation)",
+                "compute_grad_norm=false does not support ZeRO Stage 1 with BF16 parameters and FP32 gradient accumulation")
+    return None

@@ -75,17 +75,10 @@ def offload_with_client_optimizer(use, context):
     warns is slow. The finding about releases that do not convert yet has no fix: upgrading
     accelerate or transformers is the remedy, and dslint does not edit pins.
     """
-    if use.consumer == "megatron" or not ds.trains(use):
-        return  # an evaluation passes no optimizer: DeepSpeed builds none and checks none
-    device = ds.offload_device(use.config, "offload_optimizer")
-    if device not in ("cpu", "nvme"):
+    offload = _offload_without_optimizer(use)
+    if offload is None:
         return
-    type_item, _ = optimizer_type(use.config)
-    if type_item is not None and ds.raw(type_item.value) is not None:
-        return
-    force = use.config.get("zero_force_ds_cpu_optimizer")
-    if force is not None and truthy(force) is not True:
-        return
+    device, force = offload
     zero = ds.zero_section(use.config)
     section = zero.get("offload_optimizer")
     via_section = isinstance(section, Mapping) and ds.raw(section.get("device")) in ("cpu", "nvme")
@@ -98,17 +91,54 @@ def offload_with_client_optimizer(use, context):
         unconverted = list(_unconverted(use, context, anchor_item, device))
         yield from unconverted or _swapped_optimizer(use, context, anchor_item, device)
         return
+    fix, alternatives = _fixes(use, force)
+    yield Finding(
+        anchor_item.key_span,
+        f"optimizer offload to {device} with no DeepSpeed 'optimizer' block",
+        note=f"{_why(use, hf)}; DeepSpeed then raises 'ZeRORuntimeException: You are using ZeRO-Offload with a client provided optimizer' "
+        "(engine.py:2339-2346)",
+        fix=fix,
+        alternatives=alternatives,
+        # "auto" suggests HF, it does not establish it; an accelerate config naming the file says
+        # who reads it, not whether the program passes an optimizer
+        severity=None if ds.hf_like(use) and use.extra.get("named_by") is None else Severity.WARNING,
+    )
+
+
+def _offload_without_optimizer(use):
+    """(the offload device, the `zero_force_ds_cpu_optimizer` node) when optimizer offload meets a
+    config with no DeepSpeed optimizer and the check is not switched off; None otherwise."""
+    if use.consumer == "megatron" or not ds.trains(use):
+        return None  # an evaluation passes no optimizer: DeepSpeed builds none and checks none
+    device = ds.offload_device(use.config, "offload_optimizer")
+    if device not in ("cpu", "nvme"):
+        return None
+    type_item, _ = optimizer_type(use.config)
+    if type_item is not None and ds.raw(type_item.value) is not None:
+        return None
+    force = use.config.get("zero_force_ds_cpu_optimizer")
+    if force is not None and truthy(force) is not True:
+        return None
+    return device, force
+
+
+def _why(use, hf: bool) -> str:
+    """When the client optimizer reaches DeepSpeed unconverted."""
     if hf:
-        why = (
+        return (
             f"{ds.consumer_label(use) or 'HF Trainer or accelerate'} passes its own torch optimizer, and accelerate converts it "
             "to DeepSpeedCPUAdam only "
             "when it sees zero_optimization.offload_optimizer, not the deprecated cpu_offload"
         )
-    else:
-        why = (
-            "if the training code passes its own torch optimizer (accelerate and HF Trainer convert theirs to "
-            "DeepSpeedCPUAdam; plain deepspeed.initialize(optimizer=...) does not)"
-        )
+    return (
+        "if the training code passes its own torch optimizer (accelerate and HF Trainer convert theirs to "
+        "DeepSpeedCPUAdam; plain deepspeed.initialize(optimizer=...) does not)"
+    )
+
+
+def _fixes(use, force):
+    """(the fix, its alternatives): a DeepSpeed optimizer block where "auto" is filled in, or
+    `zero_force_ds_cpu_optimizer: false`."""
     config = use.config
     fix = None
     alternatives = []
@@ -123,17 +153,7 @@ def offload_with_client_optimizer(use, context):
         alternatives.append(Fix.unsafe("Set zero_force_ds_cpu_optimizer to false", replace_value(force, False)))
     if fix is None and alternatives:
         fix = alternatives.pop(0)
-    yield Finding(
-        anchor_item.key_span,
-        f"optimizer offload to {device} with no DeepSpeed 'optimizer' block",
-        note=f"{why}; DeepSpeed then raises 'ZeRORuntimeException: You are using ZeRO-Offload with a client provided optimizer' "
-        "(engine.py:2339-2346)",
-        fix=fix,
-        alternatives=alternatives,
-        # "auto" suggests HF, it does not establish it; an accelerate config naming the file says
-        # who reads it, not whether the program passes an optimizer
-        severity=None if ds.hf_like(use) and use.extra.get("named_by") is None else Severity.WARNING,
-    )
+    return fix, alternatives
 
 
 # Where the client optimizer is first swapped for DeepSpeedCPUAdam under optimizer offload:

@@ -102,20 +102,9 @@ def _scheduler_findings(use, context):
     if item is None or ds.raw(item.value) is None:
         return
     name = ds.raw(item.value)
-    if not isinstance(name, str):
-        yield Finding(item.value.span, f"scheduler.type is {ds.describe(name)}, not a name",
-                      note="DeepSpeed looks it up by name and fails at deepspeed.initialize")
-        return
-    if name not in DEEPSPEED_SCHEDULERS and name not in TORCH_SCHEDULERS:
-        known = {n.lower(): n for n in (*DEEPSPEED_SCHEDULERS, *TORCH_SCHEDULERS)}
-        fix = None
-        note = f"DeepSpeed raises 'DeepSpeed does not recognize LR scheduler {name}' at deepspeed.initialize"
-        help = f"DeepSpeed's schedulers: {', '.join(DEEPSPEED_SCHEDULERS)}; or a torch.optim.lr_scheduler class"
-        if name.lower() in known:
-            fix = Fix.safe(f"Write '{known[name.lower()]}'", replace_value(item.value, known[name.lower()]))
-            note += f"; the class is '{known[name.lower()]}' (names are case-sensitive)"
-            help = None
-        yield Finding(item.value.span, f"scheduler.type {name!r} is not a scheduler DeepSpeed knows", fix=fix, note=note, help=help)
+    unknown = _unknown_type(item, name)
+    if unknown is not None:
+        yield unknown
         return
     params_entry = scheduler.entry("params")
     if params_entry is None or ds.raw(params_entry.value) is None:
@@ -126,19 +115,48 @@ def _scheduler_findings(use, context):
             help='write "params": {}',
         )
         return
-    params = params_entry.value
     if name not in DEEPSPEED_SCHEDULERS:
-        wrapper = _optimizer_wrapper(config)
-        if wrapper is not None:
-            yield Finding(
-                item.value.span,
-                f"scheduler.type {name!r}, a torch scheduler, would get DeepSpeed's {wrapper}",
-                note=f"the {wrapper} is not a torch Optimizer: 'TypeError: {_WRAPPER_CLASS[wrapper]} is not an Optimizer' at deepspeed.initialize",
-                help=f"use one of DeepSpeed's schedulers ({', '.join(DEEPSPEED_SCHEDULERS)}) or build the scheduler in code",
-            )
+        yield from _torch_scheduler_on_wrapper(config, item, name)
         return
-    if not isinstance(params, Mapping):
+    if not isinstance(params_entry.value, Mapping):
         return
+    yield from _parameter_names(name, params_entry)
+    yield from _step_counts(use, context, name, params_entry.value)
+
+
+def _unknown_type(item, name) -> Finding | None:
+    """`scheduler.type` that names nothing DeepSpeed or torch can build (a safe fix when only the case is wrong)."""
+    if not isinstance(name, str):
+        return Finding(item.value.span, f"scheduler.type is {ds.describe(name)}, not a name",
+                       note="DeepSpeed looks it up by name and fails at deepspeed.initialize")
+    if name in DEEPSPEED_SCHEDULERS or name in TORCH_SCHEDULERS:
+        return None
+    known = {n.lower(): n for n in (*DEEPSPEED_SCHEDULERS, *TORCH_SCHEDULERS)}
+    fix = None
+    note = f"DeepSpeed raises 'DeepSpeed does not recognize LR scheduler {name}' at deepspeed.initialize"
+    help = f"DeepSpeed's schedulers: {', '.join(DEEPSPEED_SCHEDULERS)}; or a torch.optim.lr_scheduler class"
+    if name.lower() in known:
+        fix = Fix.safe(f"Write '{known[name.lower()]}'", replace_value(item.value, known[name.lower()]))
+        note += f"; the class is '{known[name.lower()]}' (names are case-sensitive)"
+        help = None
+    return Finding(item.value.span, f"scheduler.type {name!r} is not a scheduler DeepSpeed knows", fix=fix, note=note, help=help)
+
+
+def _torch_scheduler_on_wrapper(config, item, name):
+    """A torch scheduler handed DeepSpeed's optimizer wrapper instead of a torch Optimizer."""
+    wrapper = _optimizer_wrapper(config)
+    if wrapper is not None:
+        yield Finding(
+            item.value.span,
+            f"scheduler.type {name!r}, a torch scheduler, would get DeepSpeed's {wrapper}",
+            note=f"the {wrapper} is not a torch Optimizer: 'TypeError: {_WRAPPER_CLASS[wrapper]} is not an Optimizer' at deepspeed.initialize",
+            help=f"use one of DeepSpeed's schedulers ({', '.join(DEEPSPEED_SCHEDULERS)}) or build the scheduler in code",
+        )
+
+
+def _parameter_names(name, params_entry):
+    """Parameters a DeepSpeed scheduler's constructor does not take, and required ones missing."""
+    params = params_entry.value
     required, optional = DEEPSPEED_SCHEDULERS[name]
     accepted = set(required) | set(optional)
     for param in params.entries:
@@ -153,38 +171,53 @@ def _scheduler_findings(use, context):
             yield Finding(params_entry.key_span, f"{name} needs '{key}'",
                           note=f"DeepSpeed raises \"{name}.__init__() missing 1 required positional argument: '{key}'\" "
                           '(HF fills it only when it is present, as "auto")')
+
+
+def _step_counts(use, context, name, params):
+    """`warmup_num_steps` DeepSpeed rejects, and a `total_num_steps` that ends or never leaves warmup."""
+    required, optional = DEEPSPEED_SCHEDULERS[name]
+    warmup = params.entry("warmup_num_steps")
+    if warmup is not None and "warmup_num_steps" in (set(required) | set(optional)) and not ds.is_auto(warmup.value):
+        yield from _warmup_steps(use, context, warmup)
+    yield from _total_steps(use, name, params.entry("total_num_steps"), warmup)
+
+
+def _warmup_steps(use, context, warmup):
+    """`warmup_num_steps` that is not a positive integer, or a whole number Python's json reads as a float."""
     versions = dss.Versions(use, context)
     validated = versions.since(_WARMUP_VALIDATED)
-    warmup = params.entry("warmup_num_steps")
-    if warmup is not None and "warmup_num_steps" in accepted and not ds.is_auto(warmup.value) and validated:
-        value = ds.raw(warmup.value)
-        bad = not isinstance(value, int) or value <= 0
-        if bad:
-            fix = None
-            if isinstance(value, float) and value.is_integer() and value > 0:
-                fix = Fix.safe(f"Write {int(value)}", replace_value(warmup.value, int(value)))
-            elif isinstance(value, (int, float)) and not isinstance(value, bool) and value <= 0:
-                fix = Fix.unsafe("Write 1", replace_value(warmup.value, 1))
-            yield from versions.within([Finding(
-                warmup.value.span,
-                f"warmup_num_steps is {ds.show(warmup.value)}, not a positive integer",
-                fix=fix,
-                note=f"{versions.label} raises 'warmup_num_steps must be a positive integer, got {value}' "
-                "(checked since 0.19.3; older versions clamped it to 2)",
-            )], validated)
-        elif ds.written_as_float(warmup.value) and use.consumer not in ("deepspeed", "megatron"):
-            # hjson (DeepSpeed's loader for a path) reads 100.0 as 100; json (HF, accelerate) as 100.0.
-            text = warmup.value.span.text.strip()
-            who = ds.consumer_label(use) if ds.hf_like(use) else "HF Trainer and accelerate"
-            yield from versions.within([Finding(
-                warmup.value.span,
-                f"warmup_num_steps is written {text}, a float to Python's json",
-                note=f"{who} read the config with Python's json, which gives the float {float(text)}, and {versions.label} raises "
-                "'warmup_num_steps must be a positive integer' (DeepSpeed's own hjson loader would read an int)",
-                fix=Fix.safe(f"Write {value}", replace_value(warmup.value, value)),
-                severity=None if ds.hf_like(use) else Severity.WARNING,
-            )], validated)
-    total = params.entry("total_num_steps")
+    if not validated:
+        return
+    value = ds.raw(warmup.value)
+    if not isinstance(value, int) or value <= 0:
+        fix = None
+        if isinstance(value, float) and value.is_integer() and value > 0:
+            fix = Fix.safe(f"Write {int(value)}", replace_value(warmup.value, int(value)))
+        elif isinstance(value, (int, float)) and not isinstance(value, bool) and value <= 0:
+            fix = Fix.unsafe("Write 1", replace_value(warmup.value, 1))
+        yield from versions.within([Finding(
+            warmup.value.span,
+            f"warmup_num_steps is {ds.show(warmup.value)}, not a positive integer",
+            fix=fix,
+            note=f"{versions.label} raises 'warmup_num_steps must be a positive integer, got {value}' "
+            "(checked since 0.19.3; older versions clamped it to 2)",
+        )], validated)
+    elif ds.written_as_float(warmup.value) and use.consumer not in ("deepspeed", "megatron"):
+        # hjson (DeepSpeed's loader for a path) reads 100.0 as 100; json (HF, accelerate) as 100.0.
+        text = warmup.value.span.text.strip()
+        who = ds.consumer_label(use) if ds.hf_like(use) else "HF Trainer and accelerate"
+        yield from versions.within([Finding(
+            warmup.value.span,
+            f"warmup_num_steps is written {text}, a float to Python's json",
+            note=f"{who} read the config with Python's json, which gives the float {float(text)}, and {versions.label} raises "
+            "'warmup_num_steps must be a positive integer' (DeepSpeed's own hjson loader would read an int)",
+            fix=Fix.safe(f"Write {value}", replace_value(warmup.value, value)),
+            severity=None if ds.hf_like(use) else Severity.WARNING,
+        )], validated)
+
+
+def _total_steps(use, name, total, warmup):
+    """`total_num_steps` at or below 0 (after warmup the learning rate stays down), or below `warmup_num_steps`."""
     t = ds.raw(total.value) if total is not None and not ds.is_auto(total.value) else None
     if isinstance(t, (int, float)) and not isinstance(t, bool) and t <= 0 and use.consumer not in ("hf", "swift", "llamafactory"):
         # HF Trainer compares it with its training steps and stops (hf-config-mismatch says so).
