@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 from dslint.diagnostics import Finding, Fix, Severity
-from dslint.documents.model import Entry
+from dslint.documents.model import Entry, Node
 from dslint.documents.edits import replace_value
 from dslint.rule import rule
 from dslint.rules import _deepspeed as ds
@@ -74,34 +74,42 @@ def _unchecked(path: tuple, item: Entry, spec: dict):
         return
     node = item.value
     value = ds.raw(node)
-    if value is None or (isinstance(value, bool) and kind == "boolean") or (isinstance(value, (int, float)) and not isinstance(value, bool) and kind != "boolean"):
+    # A number for a flag (0/1: Python truthiness works) or a boolean for a number (True == 1 in
+    # Python) is harmless here.
+    if value is None or isinstance(value, (bool, int, float)):
         return
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return  # 0/1 for a flag: Python truthiness works
     where = ds.dotted(path + (item.key,))
-    if isinstance(value, bool):
-        return  # a boolean for a number: True == 1 in Python; harmless here
-    if isinstance(value, str):
-        if kind == "boolean":
-            lowered = value.strip().lower()
-            target = True if lowered in ("true", "yes", "on", "1") else False if lowered in ("false", "no", "off", "0", "") else None
-            turns_on = target is False and value
-            message = f"{where} is {how_written(node)}, a string that turns the setting ON" if turns_on else f"{where} is {how_written(node)}, not a boolean"
-            note = f"DeepSpeed does not type-check it, and a{' non-' if value else 'n '}empty string is {'truthy' if value else 'falsy'}"
-            fix = Fix.unsafe(f"Write {str(target).lower()}", replace_value(node, target)) if target is not None else None
-            yield Finding(node.span, message, fix=fix, note=note)
-            return
-        try:
-            number = float(value.strip())
-        except ValueError:
-            number = None
-        fix = None
-        if number is not None and math.isfinite(number):
-            written = int(number) if number.is_integer() and kind == "integer" else number
-            fix = Fix.safe(f"Write the number {written}", replace_value(node, written))
-        severity = Severity.ERROR if not path and item.key in _NUMERIC_CRASH else None
-        yield Finding(node.span, f"{where} is {how_written(node)}, not a number", fix=fix, severity=severity,
-                      note="DeepSpeed does not type-check it and fails where it first compares or computes with it", help=placeholder_help(value))
-        return
-    yield Finding(node.span, f"{where} is {ds.describe(value)}, not {'a boolean' if kind == 'boolean' else 'a number'}",
-                  note="DeepSpeed does not type-check it")
+    if isinstance(value, str) and kind == "boolean":
+        yield _string_for_flag(where, node, value)
+    elif isinstance(value, str):
+        yield _string_for_number(where, path, item, kind, value)
+    else:
+        yield Finding(node.span, f"{where} is {ds.describe(value)}, not {'a boolean' if kind == 'boolean' else 'a number'}",
+                      note="DeepSpeed does not type-check it")
+
+
+def _string_for_flag(where: str, node: Node, value: str) -> Finding:
+    """A string where DeepSpeed reads a flag: any non-empty one, "false" included, turns it on."""
+    lowered = value.strip().lower()
+    target = True if lowered in ("true", "yes", "on", "1") else False if lowered in ("false", "no", "off", "0", "") else None
+    turns_on = target is False and value
+    message = f"{where} is {how_written(node)}, a string that turns the setting ON" if turns_on else f"{where} is {how_written(node)}, not a boolean"
+    note = f"DeepSpeed does not type-check it, and a{' non-' if value else 'n '}empty string is {'truthy' if value else 'falsy'}"
+    fix = Fix.unsafe(f"Write {str(target).lower()}", replace_value(node, target)) if target is not None else None
+    return Finding(node.span, message, fix=fix, note=note)
+
+
+def _string_for_number(where: str, path: tuple, item: Entry, kind: str, value: str) -> Finding:
+    """A string where DeepSpeed computes with a number (a safe fix when it spells a finite one)."""
+    node = item.value
+    try:
+        number = float(value.strip())
+    except ValueError:
+        number = None
+    fix = None
+    if number is not None and math.isfinite(number):
+        written = int(number) if number.is_integer() and kind == "integer" else number
+        fix = Fix.safe(f"Write the number {written}", replace_value(node, written))
+    severity = Severity.ERROR if not path and item.key in _NUMERIC_CRASH else None
+    return Finding(node.span, f"{where} is {how_written(node)}, not a number", fix=fix, severity=severity,
+                   note="DeepSpeed does not type-check it and fails where it first compares or computes with it", help=placeholder_help(value))

@@ -53,9 +53,17 @@ def value_out_of_bounds(use, context):
     Setting `min_loss_scale`/`loss_scale_window` to DeepSpeed's defaults (1 and 1000) is
     offered as an unsafe fix: it changes how the loss scale moves.
     """
+    yield from _schema_bounds(use, context)
+    fp16 = use.config.get("fp16")
+    if isinstance(fp16, Mapping):
+        yield from _negative_loss_scale(fp16)
+        yield from _dynamic_scaling_bounds(fp16)
+
+
+def _schema_bounds(use, context):
+    """Numbers outside the bounds the schema (DeepSpeed's pydantic fields) gives."""
     versions = dss.Versions(use, context)
-    config = use.config
-    for path, item, spec, validated in dss.described_entries(config, versions, strict=True):
+    for path, item, spec, validated in dss.described_entries(use.config, versions, strict=True):
         kinds, enum = accepted_types(spec)
         if enum is not None or not kinds & {"integer", "number"}:
             continue
@@ -68,32 +76,39 @@ def value_out_of_bounds(use, context):
         if bound:
             yield from versions.within([Finding(item.value.span, f"{where} is {ds.show(item.value)}, not {bound}", note=f"pydantic raises 'Input should be {bound}'")],
                                        validated)
-    fp16 = config.get("fp16")
-    if isinstance(fp16, Mapping):
-        item = fp16.entry("loss_scale")
-        if item is not None and not ds.is_auto(item.value):
-            try:
-                scale = float(ds.raw(item.value))
-            except (TypeError, ValueError):
-                scale = None
-            if scale is not None and not isinstance(ds.raw(item.value), bool) and math.isfinite(scale) and scale < 0:
-                yield Finding(item.value.span, f"fp16.loss_scale is {ds.show(item.value)}, below 0",
-                              note="DeepSpeed raises 'fp16.loss_scale must be >= 0 (0 enables dynamic loss scaling)'")
-        enabled = ds.strict_bool(fp16, "enabled", False)
-        scale = ds.strict_number(fp16, "loss_scale", 0.0)
-        if enabled is True and scale == 0:
-            for key, default in (("loss_scale_window", 1000), ("min_loss_scale", 1)):
-                item = fp16.entry(key)
-                if item is None or ds.is_auto(item.value) or isinstance(ds.raw(item.value), bool):
-                    continue
-                try:
-                    number = ds.lax_int(ds.raw(item.value))
-                except ds.Invalid:
-                    continue
-                if number <= 0:
-                    yield Finding(
-                        item.value.span,
-                        f"fp16.{key} is {ds.show(item.value)} with dynamic loss scaling (fp16 enabled, loss_scale 0)",
-                        fix=Fix.unsafe(f"Set {key} to {default} (DeepSpeed's default)", replace_value(item.value, default)),
-                        note=f"DeepSpeed raises 'fp16.{key} must be > 0 when dynamic loss scaling is enabled' (precision_config.py:182-197)",
-                    )
+
+
+def _negative_loss_scale(fp16: Mapping):
+    item = fp16.entry("loss_scale")
+    if item is None or ds.is_auto(item.value):
+        return
+    try:
+        scale = float(ds.raw(item.value))
+    except (TypeError, ValueError):
+        return
+    if not isinstance(ds.raw(item.value), bool) and math.isfinite(scale) and scale < 0:
+        yield Finding(item.value.span, f"fp16.loss_scale is {ds.show(item.value)}, below 0",
+                      note="DeepSpeed raises 'fp16.loss_scale must be >= 0 (0 enables dynamic loss scaling)'")
+
+
+def _dynamic_scaling_bounds(fp16: Mapping):
+    """`loss_scale_window` and `min_loss_scale` must be positive once fp16 scales the loss dynamically."""
+    enabled = ds.strict_bool(fp16, "enabled", False)
+    scale = ds.strict_number(fp16, "loss_scale", 0.0)
+    if enabled is not True or scale != 0:
+        return
+    for key, default in (("loss_scale_window", 1000), ("min_loss_scale", 1)):
+        item = fp16.entry(key)
+        if item is None or ds.is_auto(item.value) or isinstance(ds.raw(item.value), bool):
+            continue
+        try:
+            number = ds.lax_int(ds.raw(item.value))
+        except ds.Invalid:
+            continue
+        if number <= 0:
+            yield Finding(
+                item.value.span,
+                f"fp16.{key} is {ds.show(item.value)} with dynamic loss scaling (fp16 enabled, loss_scale 0)",
+                fix=Fix.unsafe(f"Set {key} to {default} (DeepSpeed's default)", replace_value(item.value, default)),
+                note=f"DeepSpeed raises 'fp16.{key} must be > 0 when dynamic loss scaling is enabled' (precision_config.py:182-197)",
+            )

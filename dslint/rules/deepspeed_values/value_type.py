@@ -54,19 +54,8 @@ def _check_type(path: tuple, key: str, spec: dict, item: Entry):
         if "null" in kinds:
             return None
         return Problem(f"{where} is null, not {_expected(kinds)}", "pydantic raises: the field does not take null")
-    if "object" in kinds:
-        if isinstance(node, Mapping):
-            return None
-        return Problem(f"{where} is {how_written(node)}, not an object", "pydantic raises 'Input should be a valid dictionary'")
-    if "array" in kinds:
-        if isinstance(node, Sequence):
-            items = spec.get("items") or {}
-            if items.get("type") == "string":
-                bad = [i for i in node.items if not (isinstance(i, Scalar) and isinstance(i.value, str))]
-                if bad:
-                    return Problem(f"{where} holds {ds.show(bad[0])}, not a string", "every entry must be a string")
-            return None
-        return Problem(f"{where} is {how_written(node)}, not a list", "pydantic raises 'Input should be a valid list'")
+    if "object" in kinds or "array" in kinds:
+        return _check_container(where, kinds, spec, node)
     if isinstance(node, (Mapping, Sequence)):
         return Problem(f"{where} is {ds.describe(value)}, not {_expected(kinds)}")
     if "integer" in kinds:
@@ -74,21 +63,46 @@ def _check_type(path: tuple, key: str, spec: dict, item: Entry):
     if "number" in kinds:
         return _check_number(where, key, path, node, value)
     if "boolean" in kinds:
-        try:
-            ds.lax_bool(value)
-        except ds.Invalid as exc:
-            return Problem(f"{where} is {how_written(node)}, not a boolean", f"{exc.reason}, so pydantic raises 'Input should be a valid boolean'",
-                           help=placeholder_help(value))
-        return None
+        return _check_bool(where, node, value)
     if "string" in kinds:
-        if isinstance(value, str):
-            return None
-        return Problem(
-            f"{where} is {ds.describe(value)} ({ds.show(node)}), not a string",
-            "pydantic does not convert numbers or booleans to strings",
-            Fix.safe(f'Quote it: "{node.span.text.strip()}"', Edit.replace(node.span, ds.json_text(node.span.text.strip()))) if isinstance(value, (int, float)) and not isinstance(value, bool) else None,
-        )
+        return _check_string(where, node, value)
     return None
+
+
+def _check_container(where: str, kinds: set, spec: dict, node: Node):
+    """An object field (a mapping), or a list field (a list, of strings where the schema says so)."""
+    if "object" in kinds:
+        if isinstance(node, Mapping):
+            return None
+        return Problem(f"{where} is {how_written(node)}, not an object", "pydantic raises 'Input should be a valid dictionary'")
+    if not isinstance(node, Sequence):
+        return Problem(f"{where} is {how_written(node)}, not a list", "pydantic raises 'Input should be a valid list'")
+    items = spec.get("items") or {}
+    if items.get("type") == "string":
+        bad = [i for i in node.items if not (isinstance(i, Scalar) and isinstance(i.value, str))]
+        if bad:
+            return Problem(f"{where} holds {ds.show(bad[0])}, not a string", "every entry must be a string")
+    return None
+
+
+def _check_bool(where: str, node: Node, value):
+    try:
+        ds.lax_bool(value)
+    except ds.Invalid as exc:
+        return Problem(f"{where} is {how_written(node)}, not a boolean", f"{exc.reason}, so pydantic raises 'Input should be a valid boolean'",
+                       help=placeholder_help(value))
+    return None
+
+
+def _check_string(where: str, node: Node, value):
+    """pydantic converts nothing to a string: a number gets a safe fix that quotes it."""
+    if isinstance(value, str):
+        return None
+    return Problem(
+        f"{where} is {ds.describe(value)} ({ds.show(node)}), not a string",
+        "pydantic does not convert numbers or booleans to strings",
+        Fix.safe(f'Quote it: "{node.span.text.strip()}"', Edit.replace(node.span, ds.json_text(node.span.text.strip()))) if isinstance(value, (int, float)) and not isinstance(value, bool) else None,
+    )
 
 
 def _expected(kinds: set) -> str:
