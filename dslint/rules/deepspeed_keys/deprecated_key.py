@@ -60,8 +60,23 @@ def deprecated_key(use, context):
     `allgather_size`) are safe: DeepSpeed does the same. Renaming `aio.thread_count` is unsafe:
     the setting starts to take effect.
     """
-    versions = dss.Versions(use, context)
     config = use.config
+    yield from _boolean_zero(config)
+    zero = ds.zero_section(config)
+    if zero is not None:
+        for item in zero.entries:
+            if item.key not in _ZERO_DEPRECATED or ds.is_auto(item.value):
+                continue
+            replacement, value_text = _ZERO_DEPRECATED[item.key]
+            if replacement is not None and _replacement_present(zero, replacement):
+                continue  # conflicting-keys reports the pair
+            yield _zero_deprecated(zero, item, replacement, value_text)
+    yield from _old_bfloat16(config)
+    yield from _renamed_aio(config, dss.Versions(use, context))
+
+
+def _boolean_zero(config: Mapping):
+    """`"zero_optimization": true/false`, the format before the section."""
     zero_node = config.get("zero_optimization")
     if isinstance(zero_node, Scalar) and isinstance(zero_node.value, bool):
         stage = 1 if zero_node.value else 0
@@ -77,53 +92,54 @@ def deprecated_key(use, context):
             + " and logs a deprecation warning",
             help=None if fix is not None else f'write {{"stage": {stage}}}',
         )
-    zero = ds.zero_section(config)
-    if zero is not None:
-        for item in zero.entries:
-            if item.key not in _ZERO_DEPRECATED or ds.is_auto(item.value):
-                continue
-            replacement, value_text = _ZERO_DEPRECATED[item.key]
-            if replacement is not None and _replacement_present(zero, replacement):
-                continue  # conflicting-keys reports the pair
-            yield _zero_deprecated(zero, item, replacement, value_text)
+
+
+def _old_bfloat16(config: Mapping):
+    """The old `bfloat16` section: read while `bf16` is absent, ignored beside it."""
     bf16 = config.entry("bf16")
     old = config.entry("bfloat16")
-    if old is not None:
-        if bf16 is None:
-            yield Finding(
-                old.key_span,
-                "'bfloat16' is the old spelling of 'bf16'",
-                note="DeepSpeed reads it only while 'bf16' is absent",
-                fix=Fix.safe("Rename 'bfloat16' to 'bf16'", rename_key(old, "bf16")),
-            )
-        elif not (isinstance(bf16.value, Scalar) and bf16.value.value is None):
-            yield Finding(
-                old.key_span,
-                "'bfloat16' is ignored because 'bf16' is present",
-                note="DeepSpeed reads 'bfloat16' only when 'bf16' is absent (deepspeed/runtime/precision_config.py:34-38)",
-                related=[Related("bf16 is read instead", bf16.key_span)],
-                fix=Fix.safe("Remove the ignored 'bfloat16'", remove_json_entry(config, old)),
-            )
+    if old is None:
+        return
+    if bf16 is None:
+        yield Finding(
+            old.key_span,
+            "'bfloat16' is the old spelling of 'bf16'",
+            note="DeepSpeed reads it only while 'bf16' is absent",
+            fix=Fix.safe("Rename 'bfloat16' to 'bf16'", rename_key(old, "bf16")),
+        )
+    elif not (isinstance(bf16.value, Scalar) and bf16.value.value is None):
+        yield Finding(
+            old.key_span,
+            "'bfloat16' is ignored because 'bf16' is present",
+            note="DeepSpeed reads 'bfloat16' only when 'bf16' is absent (deepspeed/runtime/precision_config.py:34-38)",
+            related=[Related("bf16 is read instead", bf16.key_span)],
+            fix=Fix.safe("Remove the ignored 'bfloat16'", remove_json_entry(config, old)),
+        )
+
+
+def _renamed_aio(config: Mapping, versions: dss.Versions):
+    """`aio` keys DeepSpeed renamed: the releases after the rename ignore the old name."""
     aio = config.get("aio")
-    if isinstance(aio, Mapping):
-        for item in aio.entries:
-            history = dss.key_history(f"aio.{item.key}")
-            new = history.get("renamed_to")
-            if not new:
-                continue
-            new_key = new.split(".")[-1]
-            fix = None
-            if new_key not in aio:
-                fix = Fix.unsafe(f"Rename to '{new_key}' (the setting starts to take effect)", rename_key(item, new_key))
-            finding = Finding(
-                item.key_span,
-                f"'aio.{item.key}' was renamed '{new}' in DeepSpeed {history.get('version')}",
-                fix=fix,
-                note=f"{versions.label} ignores it silently",
-            )
-            found = versions.qualify(finding, versions.since(history.get("version")))
-            if found is not None:
-                yield found
+    if not isinstance(aio, Mapping):
+        return
+    for item in aio.entries:
+        history = dss.key_history(f"aio.{item.key}")
+        new = history.get("renamed_to")
+        if not new:
+            continue
+        new_key = new.split(".")[-1]
+        fix = None
+        if new_key not in aio:
+            fix = Fix.unsafe(f"Rename to '{new_key}' (the setting starts to take effect)", rename_key(item, new_key))
+        finding = Finding(
+            item.key_span,
+            f"'aio.{item.key}' was renamed '{new}' in DeepSpeed {history.get('version')}",
+            fix=fix,
+            note=f"{versions.label} ignores it silently",
+        )
+        found = versions.qualify(finding, versions.since(history.get("version")))
+        if found is not None:
+            yield found
 
 
 def _replacement_present(zero: Mapping, replacement: str) -> bool:

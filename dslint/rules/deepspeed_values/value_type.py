@@ -176,27 +176,15 @@ def _check_number(where: str, key: str, path: tuple, node: Node, value):
 
 
 def _section_findings(config: Mapping, versions: dss.Versions):
+    """Top-level sections DeepSpeed reads as objects, given something else."""
     root = dss.schema()
     for item in config.entries:
-        spec = root["properties"].get(item.key)
-        if spec is None or item.key in _SECTION_SKIP or spec.get("x-dslint-removed"):
+        section = _object_section(config, item, root, versions)
+        if section is None or isinstance(item.value, Mapping) or _accepted_instead(item):
             continue
-        if item.key == "bfloat16" and not ds.bfloat16_read(config):
-            continue  # DeepSpeed reads `bfloat16` only when `bf16` is absent or null
-        target = dss.resolve(spec)
-        if not ("properties" in target or target.get("type") == "object"):
-            continue
-        read = dss.reading((item.key,), target, versions)[0]
-        if not read:
-            continue
+        target, read = section
         node = item.value
-        if isinstance(node, Mapping):
-            continue
         value = ds.raw(node)
-        if isinstance(node, Scalar) and any(value is ok or (value == ok and type(value) is type(ok)) for ok in _SECTION_OK.get(item.key, ())):
-            continue
-        if item.key == "expert_parallel" and isinstance(node, Sequence) and not node.items:
-            continue
         kind = "strict" if dss.is_strict(target) else "lax"
         crash = (
             "DeepSpeed passes it as keyword arguments to its config model and raises TypeError "
@@ -210,6 +198,29 @@ def _section_findings(config: Mapping, versions: dss.Versions):
         found = Finding(node.span, f"'{item.key}' is {how_written(node) if value is not None else 'null'}, not an object", fix=fix, note=crash,
                         help=placeholder_help(value))
         yield from versions.within([found], read)
+
+
+def _object_section(config: Mapping, item: Entry, root: dict, versions: dss.Versions):
+    """(its schema, the releases that read it) for a top-level key some release reads as an object; else None."""
+    spec = root["properties"].get(item.key)
+    if spec is None or item.key in _SECTION_SKIP or spec.get("x-dslint-removed"):
+        return None
+    if item.key == "bfloat16" and not ds.bfloat16_read(config):
+        return None  # DeepSpeed reads `bfloat16` only when `bf16` is absent or null
+    target = dss.resolve(spec)
+    if not ("properties" in target or target.get("type") == "object"):
+        return None
+    read = dss.reading((item.key,), target, versions)[0]
+    return (target, read) if read else None
+
+
+def _accepted_instead(item: Entry) -> bool:
+    """A value DeepSpeed accepts in place of the section's object (_SECTION_OK, an empty expert_parallel list)."""
+    node = item.value
+    value = ds.raw(node)
+    if isinstance(node, Scalar) and any(value is ok or (value == ok and type(value) is type(ok)) for ok in _SECTION_OK.get(item.key, ())):
+        return True
+    return item.key == "expert_parallel" and isinstance(node, Sequence) and not node.items
 
 
 @rule("DS210", "value-type", severity="error", target="deepspeed", fixable=True)
