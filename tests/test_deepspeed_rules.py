@@ -14,7 +14,7 @@ from dslint.config import Setting, Settings
 from dslint.diagnostics import Severity
 from dslint.run.engine import Engine
 from dslint.rule import load_rules
-from dslint.rules import deepspeed_engine
+from dslint.rules.deepspeed_engine import _names as deepspeed_engine
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -300,34 +300,42 @@ def batch_value_type(use, context):
         if value is None or value == "auto":
             continue
         if isinstance(node, Scalar) and not isinstance(value, (bool, str)) and isinstance(value, (int, float)):
-            if isinstance(value, float) and math.isfinite(value) and not value.is_integer():
-                yield Finding(node.span, f"{key} is {format_number(value)}, a fraction", note="batch sizes and accumulation steps are whole numbers")
-            elif isinstance(value, float) and not math.isfinite(value):
-                yield Finding(node.span, f"{key} is {value}: not a usable number")
-            continue
-        if isinstance(value, str):
-            if value.strip().lower() == "auto":
-                yield Finding(
-                    node.span,
-                    f"{key} is {value!r}, not \"auto\"",
-                    note='only lowercase "auto" is filled in by HF Trainer and accelerate',
-                    fix=Fix.safe('Write "auto"', replace_value(node, "auto")) if ds.fills_auto(use) else None,
-                )
-            elif _INTEGER_TEXT.match(value):
-                number = int(float(value))
-                how = "quoteless hjson text" if getattr(node, "style", "") == "quoteless" else "a string"
-                yield Finding(
-                    node.span,
-                    f"{key} is {how} ({value!r}), not a number",
-                    note="DeepSpeed fails comparing it with a number ('>' not supported between instances of 'str' and 'int')",
-                    fix=Fix.safe(f"Write the number {number}", replace_value(node, number)),
-                )
-            else:
-                quoteless = getattr(node, "style", "") == "quoteless"
-                how = "quoteless hjson text, the string" if quoteless else "the string"
-                yield Finding(node.span, f"{key} is {how} {value!r}, not a number", note="DeepSpeed fails at start-up",
-                              help=ds.PLACEHOLDER_HELP if ds.is_placeholder_text(value) else None)
-            continue
-        kind = "a boolean" if isinstance(value, bool) else f"a {type(value).__name__}"
-        yield Finding(node.span, f"{key} is {kind} ({node.span.text.strip()[:40]}), not a number")
+            yield from _not_whole(key, node, value)
+        elif isinstance(value, str):
+            yield _string_value(use, key, node, value)
+        else:
+            kind = "a boolean" if isinstance(value, bool) else f"a {type(value).__name__}"
+            yield Finding(node.span, f"{key} is {kind} ({node.span.text.strip()[:40]}), not a number")
+
+
+def _not_whole(key: str, node: Scalar, value):
+    """A number that is a fraction, infinite or NaN."""
+    if isinstance(value, float) and math.isfinite(value) and not value.is_integer():
+        yield Finding(node.span, f"{key} is {format_number(value)}, a fraction", note="batch sizes and accumulation steps are whole numbers")
+    elif isinstance(value, float) and not math.isfinite(value):
+        yield Finding(node.span, f"{key} is {value}: not a usable number")
+
+
+def _string_value(use, key: str, node: Node, value: str) -> Finding:
+    """A string batch value: "Auto" in the wrong case, a number written as text, or other text."""
+    if value.strip().lower() == "auto":
+        return Finding(
+            node.span,
+            f"{key} is {value!r}, not \"auto\"",
+            note='only lowercase "auto" is filled in by HF Trainer and accelerate',
+            fix=Fix.safe('Write "auto"', replace_value(node, "auto")) if ds.fills_auto(use) else None,
+        )
+    if _INTEGER_TEXT.match(value):
+        number = int(float(value))
+        how = "quoteless hjson text" if getattr(node, "style", "") == "quoteless" else "a string"
+        return Finding(
+            node.span,
+            f"{key} is {how} ({value!r}), not a number",
+            note="DeepSpeed fails comparing it with a number ('>' not supported between instances of 'str' and 'int')",
+            fix=Fix.safe(f"Write the number {number}", replace_value(node, number)),
+        )
+    quoteless = getattr(node, "style", "") == "quoteless"
+    how = "quoteless hjson text, the string" if quoteless else "the string"
+    return Finding(node.span, f"{key} is {how} {value!r}, not a number", note="DeepSpeed fails at start-up",
+                   help=ds.PLACEHOLDER_HELP if ds.is_placeholder_text(value) else None)
 

@@ -12,6 +12,7 @@ from dslint.documents.model import Mapping
 from dslint.documents.edits import remove_json_entry, replace_value
 from dslint.rule import rule
 from dslint.rules import _deepspeed as ds
+from dslint.rules import _deepspeed_schema as dss
 
 # Fields only the stage-3 code path reads (engine.py:2709-2795 builds them into DeepSpeedZeroOptimizer_Stage3).
 _STAGE3_FIELDS = (
@@ -33,7 +34,7 @@ _DEFAULTS = {"zero_hpz_partition_size": 1}
 
 
 def _field(key: str) -> str:
-    spec = (ds.section(("zero_optimization",)) or {}).get("properties", {}).get(key, {})
+    spec = (dss.section(("zero_optimization",)) or {}).get("properties", {}).get(key, {})
     return spec.get("x-dslint-alias-of", key)
 
 
