@@ -254,6 +254,33 @@ def estimate(inputs: MemoryInputs) -> MemoryEstimate:
     return MemoryEstimate([t for t in terms if t.high > 0 or t.group == "model_states"], notes)
 
 
+def estimate_for(inputs: MemoryInputs) -> MemoryEstimate:
+    """The estimate, with plain PyTorch DDP (no DeepSpeed) handled: every state replicated,
+    Adam moments in the weights' dtype, and DDP's gradient buckets (a second gradient copy)."""
+    if inputs.zero.scheme != "ddp":
+        return estimate(inputs)
+    wb = inputs.weight_bytes
+    mp = max(inputs.model_parallel, 1)
+    P = inputs.params / mp
+    t_low, t_high = (inputs.trainable if inputs.trainable is not None else (inputs.params, inputs.params))
+    t_low, t_high = t_low / mp, t_high / mp
+    train_bytes = 2 if wb < 4 else 4
+    weights_low = (P - (0 if inputs.adapter else t_low)) * wb + (t_low * train_bytes if inputs.adapter else 0)
+    if not inputs.adapter:
+        weights_low = P * wb
+    weights_high = P * wb + (t_high * train_bytes if inputs.adapter else 0)
+    terms = [
+        Term("weights", f"weights ({'16-bit' if wb == 2 else 'fp32' if wb == 4 else 'quantized'})", weights_low if inputs.adapter else P * wb, weights_high if inputs.adapter else P * wb, f"{_b(wb)}·P"),
+        Term("gradients", "gradients", train_bytes * t_low, train_bytes * t_high, f"{train_bytes}·T"),
+        Term("optimizer_states", "Adam moments (in the weights' dtype)", 2 * train_bytes * t_low, 2 * train_bytes * t_high, f"{2 * train_bytes}·T"),
+        Term("ddp_buckets", "DDP gradient buckets (a copy of the gradients)", train_bytes * t_low, train_bytes * t_high, f"{train_bytes}·T", "buffers"),
+        Term("cpu_loading", "model loading (CPU, per node)", wb * P * inputs.procs_per_node, wb * P * inputs.procs_per_node, f"{_b(wb)}·P·{inputs.procs_per_node}", "loading", "cpu"),
+    ]
+    if inputs.activations is not None:
+        terms += activation_terms(inputs.activations)
+    return MemoryEstimate(terms, ["no DeepSpeed config: plain PyTorch DDP assumed (FSDP is not estimated)"])
+
+
 def _b(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else str(value)
 
