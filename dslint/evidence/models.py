@@ -323,41 +323,25 @@ def from_hf_config(config: dict, name: str = "config.json") -> ModelShape | None
     """The shape a Hugging Face ``config.json`` describes (text model of a VLM too)."""
     if not isinstance(config, dict):
         return None
-    text = config.get("text_config") if isinstance(config.get("text_config"), dict) else None
-    if text is not None and "hidden_size" not in config:
-        merged = {**text, "model_type": text.get("model_type") or config.get("model_type")}
-        if "tie_word_embeddings" in config and "tie_word_embeddings" not in text:
-            merged["tie_word_embeddings"] = config["tie_word_embeddings"]
-        config = merged
-
-    def number(*keys):
-        for key in keys:
-            value = config.get(key)
-            if isinstance(value, int) and not isinstance(value, bool) and value > 0:
-                return value
-        return None
-
-    hidden = number("hidden_size", "n_embd", "d_model")
-    layers = number("num_hidden_layers", "n_layer", "num_layers")
-    heads = number("num_attention_heads", "n_head")
+    config = _text_model(config)
+    hidden = _number(config, "hidden_size", "n_embd", "d_model")
+    layers = _number(config, "num_hidden_layers", "n_layer", "num_layers")
+    heads = _number(config, "num_attention_heads", "n_head")
     if hidden is None or layers is None or heads is None:
         return None
-    kv_heads = number("num_key_value_heads", "multi_query_group_num") or heads
-    intermediate = number("intermediate_size", "n_inner", "ffn_hidden_size") or 4 * hidden
-    vocab = number("vocab_size", "padded_vocab_size") or 32000
-    head_dim = number("head_dim")
+    kv_heads = _number(config, "num_key_value_heads", "multi_query_group_num") or heads
+    intermediate = _number(config, "intermediate_size", "n_inner", "ffn_hidden_size") or 4 * hidden
+    vocab = _number(config, "vocab_size", "padded_vocab_size") or 32000
+    head_dim = _number(config, "head_dim")
     model_type = str(config.get("model_type") or "")
     tied = config.get("tie_word_embeddings")
     tied = bool(tied) if isinstance(tied, bool) else model_type in _TIED_BY_DEFAULT
-    experts = number("num_local_experts", "num_experts", "n_routed_experts")
-    moe_intermediate = number("moe_intermediate_size")
-    active = number("num_experts_per_tok", "num_experts_per_token")
+    experts = _number(config, "num_local_experts", "num_experts", "n_routed_experts")
+    moe_intermediate = _number(config, "moe_intermediate_size")
+    active = _number(config, "num_experts_per_tok", "num_experts_per_token")
     params = count_params(
         hidden, layers, heads, kv_heads, intermediate, vocab,
-        head_dim=head_dim, tied=tied,
-        qkv_bias=model_type in _QKV_BIAS or bool(config.get("attention_bias")),
-        qk_norm=model_type in _QK_NORM,
-        norms_per_layer=4 if model_type.startswith("gemma2") or model_type.startswith("gemma3") else 2,
+        head_dim=head_dim, tied=tied, **_layer_extras(config, model_type),
         experts=experts, moe_intermediate=moe_intermediate,
     )
     return ModelShape(
@@ -367,6 +351,36 @@ def from_hf_config(config: dict, name: str = "config.json") -> ModelShape | None
         experts=experts, experts_active=active, moe_intermediate=moe_intermediate,
         source=name, family=model_type or None,
     )
+
+
+def _text_model(config: dict) -> dict:
+    """A VLM's ``text_config`` (with the outer model type and tying) when the outer config has no
+    text model of its own; the config itself otherwise."""
+    text = config.get("text_config") if isinstance(config.get("text_config"), dict) else None
+    if text is None or "hidden_size" in config:
+        return config
+    merged = {**text, "model_type": text.get("model_type") or config.get("model_type")}
+    if "tie_word_embeddings" in config and "tie_word_embeddings" not in text:
+        merged["tie_word_embeddings"] = config["tie_word_embeddings"]
+    return merged
+
+
+def _number(config: dict, *keys: str) -> int | None:
+    """The first of ``keys`` the config sets to a positive integer."""
+    for key in keys:
+        value = config.get(key)
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            return value
+    return None
+
+
+def _layer_extras(config: dict, model_type: str) -> dict:
+    """What a family adds to each layer beyond the plain decoder: q/k/v biases, q/k norms, Gemma-2/3's four norms."""
+    return {
+        "qkv_bias": model_type in _QKV_BIAS or bool(config.get("attention_bias")),
+        "qk_norm": model_type in _QK_NORM,
+        "norms_per_layer": 4 if model_type.startswith(("gemma2", "gemma3")) else 2,
+    }
 
 
 def _local_config(model: str, bases: list[Path]) -> tuple[dict, Path] | None:

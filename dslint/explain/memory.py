@@ -254,60 +254,91 @@ def estimate(inputs: MemoryInputs) -> MemoryEstimate:
     return MemoryEstimate([t for t in terms if t.high > 0 or t.group == "model_states"], notes)
 
 
+def estimate_for(inputs: MemoryInputs) -> MemoryEstimate:
+    """The estimate, with plain PyTorch DDP (no DeepSpeed) handled: every state replicated,
+    Adam moments in the weights' dtype, and DDP's gradient buckets (a second gradient copy)."""
+    if inputs.zero.scheme != "ddp":
+        return estimate(inputs)
+    wb = inputs.weight_bytes
+    mp = max(inputs.model_parallel, 1)
+    P = inputs.params / mp
+    t_low, t_high = (inputs.trainable if inputs.trainable is not None else (inputs.params, inputs.params))
+    t_low, t_high = t_low / mp, t_high / mp
+    train_bytes = 2 if wb < 4 else 4
+    weights_low = (P - (0 if inputs.adapter else t_low)) * wb + (t_low * train_bytes if inputs.adapter else 0)
+    if not inputs.adapter:
+        weights_low = P * wb
+    weights_high = P * wb + (t_high * train_bytes if inputs.adapter else 0)
+    terms = [
+        Term("weights", f"weights ({'16-bit' if wb == 2 else 'fp32' if wb == 4 else 'quantized'})", weights_low if inputs.adapter else P * wb, weights_high if inputs.adapter else P * wb, f"{_b(wb)}·P"),
+        Term("gradients", "gradients", train_bytes * t_low, train_bytes * t_high, f"{train_bytes}·T"),
+        Term("optimizer_states", "Adam moments (in the weights' dtype)", 2 * train_bytes * t_low, 2 * train_bytes * t_high, f"{2 * train_bytes}·T"),
+        Term("ddp_buckets", "DDP gradient buckets (a copy of the gradients)", train_bytes * t_low, train_bytes * t_high, f"{train_bytes}·T", "buffers"),
+        Term("cpu_loading", "model loading (CPU, per node)", wb * P * inputs.procs_per_node, wb * P * inputs.procs_per_node, f"{_b(wb)}·P·{inputs.procs_per_node}", "loading", "cpu"),
+    ]
+    if inputs.activations is not None:
+        terms += activation_terms(inputs.activations)
+    return MemoryEstimate(terms, ["no DeepSpeed config: plain PyTorch DDP assumed (FSDP is not estimated)"])
+
+
 def _b(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else str(value)
 
 
 def _deepspeed_states(inputs, stage, w_low, w_high, weight_formula, T_low, T_high, N, P, train_bytes, notes) -> list[Term]:
     zero = inputs.zero
-    mixed = inputs.mixed_precision
     offload_opt = zero.offload_optimizer in ("cpu", "nvme") and stage >= 1
-    offload_param = zero.offload_param in ("cpu", "nvme") and stage == 3
     if zero.offload_optimizer in ("cpu", "nvme") and stage == 0:
         notes.append("offload_optimizer has no effect without ZeRO (stage 0)")
     if zero.offload_param in ("cpu", "nvme") and stage != 3:
         notes.append("offload_param only takes effect with ZeRO stage 3")
     part = f"/{N}" if N > 1 else ""
-    out: list[Term] = []
-
-    # Weights.
-    if stage == 3:
-        place = "moved" if offload_param else "device"
-        label = "16-bit weights (partition)" if mixed else "fp32 weights (partition)"
-        if offload_param:
-            label += f" → {'CPU' if zero.offload_param == 'cpu' else 'NVMe'}"
-        out.append(_term("weights", label, w_low / N, w_high / N, f"({weight_formula}){part}", "model_states" if place == "device" else "offload", place))
-    else:
-        out.append(_term("weights", "16-bit weights" if mixed else "fp32 weights", w_low, w_high, weight_formula))
+    out = [_weights_term(inputs, stage, w_low, w_high, weight_formula, N, part)]
 
     # Gradients in the training dtype: DeepSpeed's estimators count them at stages 0-2 only
-    # (at stage 3 they are a separate buffer, below), and not on the device with offload.
-    grad_div = N if stage >= 2 else 1
-    if stage < 3:
-        if offload_opt:
-            pass  # copied to the CPU (or NVMe) buffers as they are reduced
-        else:
-            label = "16-bit gradients" if mixed else "fp32 gradients"
-            out.append(_term("gradients", label + (" (partition)" if grad_div > 1 else ""), T_low * train_bytes / grad_div, T_high * train_bytes / grad_div, f"{train_bytes}·T{part if grad_div > 1 else ''}"))
+    # (at stage 3 they are a separate buffer, below), and not on the device with offload
+    # (they are copied to the CPU or NVMe buffers as they are reduced).
+    if stage < 3 and not offload_opt:
+        grad_div = N if stage >= 2 else 1
+        label = "16-bit gradients" if inputs.mixed_precision else "fp32 gradients"
+        out.append(_term("gradients", label + (" (partition)" if grad_div > 1 else ""), T_low * train_bytes / grad_div, T_high * train_bytes / grad_div, f"{train_bytes}·T{part if grad_div > 1 else ''}"))
 
-    # fp32 optimizer states (partitioned from stage 1 on).
+    out += _optimizer_states(inputs, stage, offload_opt, T_low, T_high, N, part)
+    if stage == 3:
+        L_low, L_high = _largest(inputs, P)
+        out.append(_term("largest_layer", "largest layer gathered (weights + grads)", 4 * L_low, 4 * L_high, "4·L"))
+    return out
+
+
+def _weights_term(inputs, stage, w_low, w_high, weight_formula, N, part) -> Term:
+    """The weights: whole below stage 3; at stage 3 a partition, moved off the device by offload_param."""
+    zero = inputs.zero
+    mixed = inputs.mixed_precision
+    if stage != 3:
+        return _term("weights", "16-bit weights" if mixed else "fp32 weights", w_low, w_high, weight_formula)
+    offload_param = zero.offload_param in ("cpu", "nvme")
+    place = "moved" if offload_param else "device"
+    label = "16-bit weights (partition)" if mixed else "fp32 weights (partition)"
+    if offload_param:
+        label += f" → {'CPU' if zero.offload_param == 'cpu' else 'NVMe'}"
+    return _term("weights", label, w_low / N, w_high / N, f"({weight_formula}){part}", "model_states" if place == "device" else "offload", place)
+
+
+def _optimizer_states(inputs, stage, offload_opt, T_low, T_high, N, part) -> list[Term]:
+    """fp32 optimizer states (partitioned from stage 1 on), moved off the device by offload_optimizer."""
+    zero = inputs.zero
     opt_div = N if stage >= 1 else 1
     shown = part if opt_div > 1 else ""
     place = "moved" if offload_opt else "device"
     group = "model_states" if place == "device" else "offload"
     moved = f" → {'CPU' if zero.offload_optimizer == 'cpu' else 'NVMe'}" if offload_opt else ""
-    if mixed:
+    out = []
+    if inputs.mixed_precision:
         out.append(_term("fp32_gradients", "fp32 gradients" + moved, 4 * T_low / opt_div, 4 * T_high / opt_div, f"4·T{shown}", group, place))
         out.append(_term("master_weights", "fp32 master weights" + moved, 4 * T_low / opt_div, 4 * T_high / opt_div, f"4·T{shown}", group, place))
     elif stage >= 1:
         out.append(_term("master_weights", "fp32 weight partition copy" + moved, 4 * T_low / opt_div, 4 * T_high / opt_div, f"4·T{shown}", group, place))
     out.append(_term("optimizer_states", "Adam moments (fp32 m and v)" + moved, 8 * T_low / opt_div, 8 * T_high / opt_div, f"8·T{shown}", group, place))
-
-    if stage == 3:
-        L_low, L_high = _largest(inputs, P)
-        out.append(_term("largest_layer", "largest layer gathered (weights + grads)", 4 * L_low, 4 * L_high, "4·L"))
-    if offload_param:
-        pass
     return out
 
 
@@ -430,9 +461,19 @@ def layer_activation_bytes(s: float, b: float, h: float, a: float, t: int = 1, s
 
 def activation_terms(act: ActivationInputs) -> list[Term]:
     s = act.seq_len / max(act.sequence_split, 1)
-    b, h, a = act.micro_batch, act.hidden, act.heads
     t = max(act.tensor_parallel, 1)
     layers = math.ceil(act.layers / max(act.pipeline_parallel, 1))
+    low, high = _activation_range(act, s, t, layers)
+    out = [_term("activations", _activation_label(act), low, high, _activation_formula(act, s, t, layers), "activations")]
+    if act.vocab:
+        logits = 4 * s * act.micro_batch * act.vocab / t
+        out.append(_term("logits", "logits (fp32, for the loss)", logits, logits, f"4·s·b·v/t; v={act.vocab}" if t > 1 else f"4·s·b·v; v={act.vocab}", "activations"))
+    return out
+
+
+def _activation_range(act: ActivationInputs, s: float, t: int, layers: int) -> tuple[float, float]:
+    """The least and most over what is unknown: attention scores stored or not, recomputation or not."""
+    b, h, a = act.micro_batch, act.hidden, act.heads
     options = []
     for scores in ((False, True) if act.attention is None else (act.attention == "eager",)):
         for recompute in ((True, False) if act.checkpointing is None else (bool(act.checkpointing),)):
@@ -442,10 +483,11 @@ def activation_terms(act: ActivationInputs) -> list[Term]:
                 value = layers * kept + one
             else:
                 value = layers * one
-            options.append((value, scores, recompute))
-    low = min(o[0] for o in options)
-    high = max(o[0] for o in options)
-    sp_note = "/t" if act.sequence_parallel and t > 1 else ""
+            options.append(value)
+    return min(options), max(options)
+
+
+def _activation_label(act: ActivationInputs) -> str:
     parts = []
     if act.checkpointing is None:
         parts.append("with or without activation checkpointing")
@@ -453,6 +495,11 @@ def activation_terms(act: ActivationInputs) -> list[Term]:
         parts.append("activation checkpointing")
     if act.attention is None:
         parts.append("attention scores stored or not")
+    return "activations" + (f" ({', '.join(parts)})" if parts else "")
+
+
+def _activation_formula(act: ActivationInputs, s: float, t: int, layers: int) -> str:
+    sp_note = "/t" if act.sequence_parallel and t > 1 else ""
     s_text = f"s={int(s)}" + (f" (= {act.seq_len}/{act.sequence_split})" if act.sequence_split > 1 else "")
     base = "34 + 5·a·s/h" if (act.attention == "eager") else ("34" if act.attention == "flash" else "34 [+ 5·a·s/h]")
     if act.checkpointing:
@@ -461,13 +508,7 @@ def activation_terms(act: ActivationInputs) -> list[Term]:
         formula = f"{layers}·2·s·b·h{sp_note} + s·b·h·({base}){sp_note} .. {layers}·s·b·h·({base}){sp_note}"
     else:
         formula = f"{layers}·s·b·h·({base}){sp_note}"
-    formula += f"; {s_text}, b={b}, h={h}, a={a}" + (f", t={t}" if t > 1 else "")
-    label = "activations" + (f" ({', '.join(parts)})" if parts else "")
-    out = [_term("activations", label, low, high, formula, "activations")]
-    if act.vocab:
-        logits = 4 * s * b * act.vocab / t
-        out.append(_term("logits", "logits (fp32, for the loss)", logits, logits, f"4·s·b·v/t; v={act.vocab}" if t > 1 else f"4·s·b·v; v={act.vocab}", "activations"))
-    return out
+    return formula + f"; {s_text}, b={act.micro_batch}, h={act.hidden}, a={act.heads}" + (f", t={t}" if t > 1 else "")
 
 
 # ---- DeepSpeed's estimators, restated (for comparison and tests) -------------------------------
