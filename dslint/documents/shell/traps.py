@@ -8,15 +8,11 @@ from __future__ import annotations
 
 import bisect
 import re
-from typing import TYPE_CHECKING
 
 from dslint.source import SourceFile, Span
 
 from .launchers import PYTHON_RE, is_launch_env_var, is_launcher_name
 from .model import Script, Trap, Word
-
-if TYPE_CHECKING:
-    from .walker import Walker
 
 _BACKSLASH_EOL = re.compile(r"\\[ \t]*\r?$", re.M)
 
@@ -133,7 +129,9 @@ _comment_trap(source, line + 1, Span(source, nstart + lead, nend))
 _BETWEEN_LINE = re.compile(r"\s*(?:#.*|(?:export\s+)?[A-Za-z_][A-Za-z0-9_]*\+?=.*|[;\\]\s*)?\Z")
 
 
-def env_after_command(script: Script, walker: Walker) -> None:
+def env_after_command(script: Script, events: list[tuple]) -> None:
+    """Traps of environment variables set where the launcher does not see them; ``events`` are the
+    walker's assignments and commands in the order it read them."""
     source = script.source
     text = source.text
     traps = script.continuation_traps
@@ -160,7 +158,6 @@ def env_after_command(script: Script, walker: Walker) -> None:
                 )
             prev = w
     # (b) VAR=value lines without export right before a launcher that reads VAR
-    events = walker.events
     k = 0
     n = len(events)
     while k < n:
