@@ -172,10 +172,18 @@ class Commands:
         return cmd
 
     def after_command(self, cmd: Command, ctx: Ctx) -> None:
-        """Side effects of builtins on the variable table."""
+        """Side effects of builtins on the variable table; strings run as scripts are read."""
         base = cmd.basename
         if base is None:
             return
+        strings = _strings_run(base, cmd.args)
+        if strings is None:
+            self._builtin_effects(base, cmd)
+            return
+        for words, child_shell in strings:
+            self.run_string(cmd, words, ctx, child_shell)
+
+    def _builtin_effects(self, base: str, cmd: Command) -> None:
         args = cmd.args
         table = self.table
         if base in ("read", "mapfile", "readarray"):
@@ -191,15 +199,6 @@ class Commands:
             self._let(cmd)
         elif base == "set":
             table.allexport = _allexport_after_set(args, table.allexport)
-        elif base == "eval":
-            self.run_string(cmd, args, ctx, False)
-        elif base in _SHELLS:
-            string = _shell_c_string(args)
-            if string is not None:
-                self.run_string(cmd, [string], ctx, True)
-        elif base == "sbatch":  # `--wrap="cmd"`: sbatch runs the string as a `sh` script of its own
-            for string in _sbatch_wrap_strings(args):
-                self.run_string(cmd, [string], ctx, True)
         elif base in table.func_assigns:
             assigns, exported = table.func_assigns[base]
             for name in assigns:
@@ -381,6 +380,19 @@ def _allexport_after_set(args: list[Word], allexport: bool) -> bool:
         if w.value in ("-o", "+o") and args[k + 1].value == "allexport":
             allexport = w.value == "-o"
     return allexport
+
+
+def _strings_run(base: str, args: list[Word]) -> list[tuple[list[Word], bool]] | None:
+    """(words, in a child shell) of each string the command runs as a script: ``eval``'s words,
+    ``bash -c STRING``, ``sbatch --wrap=STRING`` (a `sh` script of its own); None for other commands."""
+    if base == "eval":
+        return [(args, False)]
+    if base in _SHELLS:
+        string = _shell_c_string(args)
+        return [] if string is None else [([string], True)]
+    if base == "sbatch":
+        return [([string], True) for string in _sbatch_wrap_strings(args)]
+    return None
 
 
 def _shell_c_string(args: list[Word]) -> Word | None:
