@@ -229,39 +229,47 @@ def _unreadable_config(path: str, data: bytes, kind: str | None, expect: str | N
     config or training YAML); a DS003 when it was only named on the command line.
     """
     text = data.decode("utf-8", "replace") if exc is not None else ""
-    if expect is not None:
-        document_kind = expect if kind == "yaml" or expect == DEEPSPEED else TRAINING_JSON
-    elif kind == "json" and (named_like_deepspeed(path) or classify_unparsable_json(text, path)):
-        document_kind = DEEPSPEED
-    elif kind == "yaml" and _mentions_training_keys(text):
-        document_kind = TRAINING_YAML
-    elif required and kind in ("json", "yaml"):
-        document_kind = UNREADABLE
-    elif exc is None:
-        raise Skipped("empty file")
-    else:
-        raise Skipped(f"cannot be read as text: {describe_encoding(data) or exc.message}")
+    document_kind = _unreadable_kind(path, data, text, kind, expect, required, exc)
     if exc is None:  # empty
         if kind == "json":
             note = "HF's json.load raises 'Expecting value'; DeepSpeed's hjson reads {} and finds no batch size"
         else:
             note = "yaml.safe_load gives None, which HfArgumentParser and accelerate's config loader fail on"
         return Document(source=source, kind=document_kind, root=None, problems=[ParseProblem(Span(source, 0, 0), "empty file", note)])
+    source, span, message, note = _undecodable(path, data, text, kind, exc)
+    return Document(source=source, kind=document_kind, root=None, problems=[ParseProblem(span, message, note)], strict_json=False)
+
+
+def _unreadable_kind(path: str, data: bytes, text: str, kind: str | None, expect: str | None, required: bool,
+                     exc: DecodeError | None) -> str:
+    """The kind of document an unreadable config has to be; Skipped when it need not be a config."""
+    if expect is not None:
+        return expect if kind == "yaml" or expect == DEEPSPEED else TRAINING_JSON
+    if kind == "json" and (named_like_deepspeed(path) or classify_unparsable_json(text, path)):
+        return DEEPSPEED
+    if kind == "yaml" and _mentions_training_keys(text):
+        return TRAINING_YAML
+    if required and kind in ("json", "yaml"):
+        return UNREADABLE
+    if exc is None:
+        raise Skipped("empty file")
+    raise Skipped(f"cannot be read as text: {describe_encoding(data) or exc.message}")
+
+
+def _undecodable(path: str, data: bytes, text: str, kind: str | None, exc: DecodeError):
+    """(source, span, message, note) of a file that is not UTF-8 text."""
     encoding = describe_encoding(data)
     readers = _JSON_READERS if kind == "json" else _YAML_READERS
     if encoding is None:  # text that is not UTF-8: show the line with the bad byte
         source = SourceFile(path=path, text=text)
         offset = source.offset(exc.line, exc.column)
         span = Span(source, offset, min(offset + 1, len(text)))
-        message, note = exc.message, f"{readers} {'read YAML as UTF-8 and ' if kind == 'yaml' else ''}raise UnicodeDecodeError"
+        return source, span, exc.message, f"{readers} {'read YAML as UTF-8 and ' if kind == 'yaml' else ''}raise UnicodeDecodeError"
+    source = SourceFile(path=path, text="")
+    if encoding.startswith("binary"):
+        note = f"not text {readers} can read"
+    elif "without a BOM" in encoding:
+        note = f"as UTF-8 it is letters between NULs, which {readers} reject"
     else:
-        source = SourceFile(path=path, text="")
-        span = Span(source, 0, 0)
-        message = encoding
-        if encoding.startswith("binary"):
-            note = f"not text {readers} can read"
-        elif "without a BOM" in encoding:
-            note = f"as UTF-8 it is letters between NULs, which {readers} reject"
-        else:
-            note = f"{readers} read {'YAML as ' if kind == 'yaml' else ''}UTF-8 and raise UnicodeDecodeError"
-    return Document(source=source, kind=document_kind, root=None, problems=[ParseProblem(span, message, note)], strict_json=False)
+        note = f"{readers} read {'YAML as ' if kind == 'yaml' else ''}UTF-8 and raise UnicodeDecodeError"
+    return source, Span(source, 0, 0), encoding, note

@@ -190,30 +190,24 @@ class _Builder:
             raise TooDeep()
         if ts_node is not None and not _consistent(value, ts_node):
             ts_node = None  # tree-sitter recovered differently from hjson; do not trust its range
-        if ts_node is not None:
-            span = self.span(ts_node)
-        else:
-            span = fallback() if callable(fallback) else fallback
+        span = self.span(ts_node) if ts_node is not None else (fallback() if callable(fallback) else fallback)
         if isinstance(value, (_Pairs, list)) and (ts_node is None or ts_node.has_error):
             span = self.container_span(span.start) or span
         if isinstance(value, _Pairs):
             return self._mapping(value, ts_node if ts_node is not None and ts_node.type == "object" else None, span, depth)
         if isinstance(value, list):
-            items_ts = []
-            if ts_node is not None and ts_node.type == "array":
-                items_ts = [c for c in ts_node.named_children if c.type in _VALUE_TYPES]
-            items = []
-            for index, item in enumerate(value):
-                child_ts = items_ts[index] if index < len(items_ts) and len(items_ts) == len(value) else None
-                items.append(self.build(item, child_ts, span, depth + 1))
-            return Sequence(span=span, items=items)
-        style = "plain"
-        if isinstance(value, str):
-            if ts_node is not None and ts_node.type == "string":
-                style = "quoted"
-            else:
-                style = "quoted" if span.text.lstrip()[:1] in ('"', "'") else "quoteless"
-        return Scalar(span=span, value=value, style=style)
+            return self._sequence(value, ts_node, span, depth)
+        return Scalar(span=span, value=value, style=_scalar_style(value, ts_node, span))
+
+    def _sequence(self, value: list, ts_node, span: Span, depth: int) -> Sequence:
+        items_ts = []
+        if ts_node is not None and ts_node.type == "array":
+            items_ts = [c for c in ts_node.named_children if c.type in _VALUE_TYPES]
+        items = []
+        for index, item in enumerate(value):
+            child_ts = items_ts[index] if index < len(items_ts) and len(items_ts) == len(value) else None
+            items.append(self.build(item, child_ts, span, depth + 1))
+        return Sequence(span=span, items=items)
 
     def _mapping(self, pairs: _Pairs, ts_object, span: Span, depth: int) -> Mapping:
         ts_pairs: list[tuple[str, Any, Any]] = []
@@ -305,6 +299,15 @@ def _closing_quote(text: str, start: int, limit: int) -> int | None:
             return None
         i += 1
     return None
+
+
+def _scalar_style(value: Any, ts_node, span: Span) -> str:
+    """How a scalar is written: "quoted", "quoteless" (an hjson string without quotes), "plain"."""
+    if not isinstance(value, str):
+        return "plain"
+    if ts_node is not None and ts_node.type == "string":
+        return "quoted"
+    return "quoted" if span.text.lstrip()[:1] in ('"', "'") else "quoteless"
 
 
 def _consistent(value: Any, ts_node) -> bool:

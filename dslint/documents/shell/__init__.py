@@ -106,15 +106,13 @@ def parse_script(source: SourceFile) -> Script:
             # a command bash abandons (bad substitution) is reported as that, not as unread
             script.unread = [u for u in unread if not any(u.span.start <= a < u.span.end for a, _ in failed)]
     walker = Walker(script, data)
-    walker._ctx = Ctx()
-    walker._literal = True
     script.sbatch = read_directives(source)
     if script.sbatch is not None:  # sbatch's variables, as the directives ask (its command line may override them)
         for name, (value, directive) in script.sbatch.variables().items():
-            walker.vars[name] = unknown_var(True, directive.span, "sbatch", value)
+            walker.table.vars[name] = unknown_var(True, directive.span, "sbatch", value)
     walker.block(tree.root_node.children, Ctx())
     find_traps(script, excluded)
-    env_after_command(script, walker)
+    env_after_command(script, walker.events)
     script.continuation_traps.sort(key=lambda t: (t.span.start, t.code_name))
     return script
 

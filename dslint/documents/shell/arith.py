@@ -5,7 +5,11 @@ tree-sitter's arithmetic trees get unary minus precedence wrong, so expressions 
 
 from __future__ import annotations
 
+import operator
 import re
+
+from .variables import ALWAYS_SET, Var, VarTable
+
 
 def parse_int(text: str | None) -> int | None:
     """An integer as bash arithmetic reads a constant (decimal, 0x hex, 0 octal, base#n)."""
@@ -86,48 +90,47 @@ class ArithError(Exception):
     pass
 
 
+_TOTAL_OPS = {
+    "+": operator.add,
+    "-": operator.sub,
+    "*": operator.mul,
+    "&": operator.and_,
+    "|": operator.or_,
+    "^": operator.xor,
+    "==": lambda a, b: int(a == b),
+    "!=": lambda a, b: int(a != b),
+    "<": lambda a, b: int(a < b),
+    ">": lambda a, b: int(a > b),
+    "<=": lambda a, b: int(a <= b),
+    ">=": lambda a, b: int(a >= b),
+}
+
+
 def _arith_apply(op: str, a: int, b: int) -> int:
-    if op == "+":
-        return a + b
-    if op == "-":
-        return a - b
-    if op == "*":
-        return a * b
-    if op == "/":
-        r = _c_div(a, b)
-    elif op == "%":
-        r = _c_mod(a, b)
-    elif op == "**":
-        if b < 0 or b > 4096:
-            raise ArithError
-        r = a**b
-    elif op == "<<":
-        r = a << b if 0 <= b < 4096 else None
-    elif op == ">>":
-        r = a >> b if b >= 0 else None
-    elif op == "&":
-        return a & b
-    elif op == "|":
-        return a | b
-    elif op == "^":
-        return a ^ b
-    elif op == "==":
-        return int(a == b)
-    elif op == "!=":
-        return int(a != b)
-    elif op == "<":
-        return int(a < b)
-    elif op == ">":
-        return int(a > b)
-    elif op == "<=":
-        return int(a <= b)
-    elif op == ">=":
-        return int(a >= b)
-    else:
-        raise ArithError
+    total = _TOTAL_OPS.get(op)
+    if total is not None:
+        return total(a, b)
+    r = _partial_op(op, a, b)
     if r is None:
         raise ArithError
     return r
+
+
+def _partial_op(op: str, a: int, b: int) -> int | None:
+    """Operators bash refuses for some operands (division by zero, a negative shift): None then."""
+    if op == "/":
+        return _c_div(a, b)
+    if op == "%":
+        return _c_mod(a, b)
+    if op == "**":
+        if b < 0 or b > 4096:
+            raise ArithError
+        return a**b
+    if op == "<<":
+        return a << b if 0 <= b < 4096 else None
+    if op == ">>":
+        return a >> b if b >= 0 else None
+    raise ArithError
 
 
 class Arith:
@@ -321,3 +324,59 @@ def expr_eval(tokens: list[str]) -> str | None:
 
 
 # ---------------------------------------------------------------------------------------
+
+
+# ---------------------------------------------------------------------------------------
+# arithmetic on the variable table: `$(( ))`, `let`, `declare -i`
+# ---------------------------------------------------------------------------------------
+
+
+def arith_on_table(table: VarTable, strict: str | None, assumed: str | None) -> tuple[str | None, str | None]:
+    """Evaluate an arithmetic expression, strictly and as assumed, with the table's variables;
+    the variables it assigns are written to the table."""
+    effects: dict[str, list] = {}
+    v = _run_on_table(table, strict, 0, effects)
+    a = _run_on_table(table, assumed, 1, effects)
+    for name, (ev, ea) in effects.items():
+        old = table.vars.get(name)
+        exported = table.exported(name)
+        sv = None if ev is None else str(ev)
+        sa = None if ea is None else str(ea)
+        table.set_var(name, Var(((sv, sa),), exported, old.span if old else None, "assignment"))
+    return (None if v is None else str(v), None if a is None else str(a))
+
+
+def _run_on_table(table: VarTable, text: str | None, mode: int, effects: dict[str, list]) -> int | None:
+    """``mode`` 0 reads the strict values, 1 the assumed ones; assignments go to ``effects``."""
+    if text is None:
+        return None
+    local: dict[str, int | None] = {}
+
+    def lookup(name: str, depth: int = 0):
+        if name in local:
+            return local[name]
+        var = table.vars.get(name)
+        if var is None:
+            return None if mode == 0 or name in ALWAYS_SET else 0
+        if var.unset:
+            return 0
+        raw = var.value if mode == 0 else var.assumed
+        if raw is None:
+            return None
+        val = parse_int(raw)
+        if val is None and depth < 8 and raw.strip():
+            try:
+                val = Arith(raw, lambda n: lookup(n, depth + 1), lambda n, v: None).run()
+            except (ArithError, RecursionError):
+                val = None
+        return val
+
+    def assign(name: str, value):
+        local[name] = value
+        effects.setdefault(name, [None, None])[mode] = value
+
+    try:
+        result = Arith(text, lookup, assign).run()
+    except (ArithError, RecursionError, OverflowError, ValueError):
+        return None
+    return result

@@ -1,34 +1,47 @@
 """Simple commands: their words, prefix assignments, wrappers, builtins' side effects, here-documents.
 
-Part of the walker (``Walker`` mixes this in); see walker.py.
+``Commands`` is given the text being read, the variable table, the expander, the assignments,
+and ``run_string``, the walker's reader of a string that ``eval``/``bash -c``/``sbatch --wrap`` runs.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from dslint.source import Span
 
-from .model import Assignment, Command, Heredoc, RuntimeFailure, Value, Word, split_word
-from .substitution import BAD_SUBSTITUTION_NOTE, bad_substitution_message, bad_substitutions
-from .syntax import BASH_VERSION, check
-from .treesitter import parser
-from .pieces import PLACEHOLDER, join
+from .arith import arith_on_table
+from .assignments import Assignments
+from .expand import Expander
+from .model import Assignment, Command, Heredoc, Script, Value, Word, split_word
 from .quoting import unquote_word
-from .variables import ASSIGN_WORD_RE, NAME_RE, Ctx, Var, unknown_var
+from .textmap import TextMap
+from .variables import ASSIGN_WORD_RE, NAME_RE, Ctx, Var, VarTable, record_assignment
 from .wrappers import EnvWord, unwrap
 
 _REDIRECTS = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
-_MAX_EVAL_DEPTH = 4
+_SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh"})
+_READ_OPTIONS_WITH_ARG = frozenset({"-a", "-d", "-p", "-t", "-n", "-N", "-u", "-i", "-C", "-c", "-O", "-s"})
+_HEREDOC_READ_OPTIONS_WITH_ARG = frozenset({"-d", "-a", "-p", "-n", "-N", "-t", "-u", "-i"})
+
+# run_string(command, words, ctx, child_shell): read the string the words make as a script
+RunString = Callable[[Command, list, Ctx, bool], None]
 
 
 class Commands:
-    def newline_between(self, start: int, end: int) -> bool:
-        gap = self.data[start:end]
-        if b"\n" not in gap:
-            return False
-        gap = gap.replace(b"\\\r\n", b"").replace(b"\\\n", b"")
-        return b"\n" in gap
+    def __init__(self, tm: TextMap, table: VarTable, expander: Expander, assignments: Assignments,
+                 script: Script, events: list, run_string: RunString):
+        self.tm = tm
+        self.table = table
+        self.expander = expander
+        self.assignments = assignments
+        self.script = script
+        self.events = events
+        self.run_string = run_string
+        self.hoisted: dict[int, int] = {}  # command start byte -> leading segments already run
+        # command start byte -> words tree-sitter put after a redirection's target (bash: arguments)
+        self.spilled: dict[int, list] = {}
 
     def segments(self, node) -> list[list]:
         """The children of a command node, cut where bash would end the command.
@@ -43,7 +56,7 @@ class Commands:
                 segments.append([])
                 prev_end = child.end_byte
                 continue
-            if prev_end is not None and segments[-1] and self.newline_between(prev_end, child.start_byte):
+            if prev_end is not None and segments[-1] and self.tm.newline_between(prev_end, child.start_byte):
                 segments.append([])
             segments[-1].append(child)
             prev_end = child.end_byte
@@ -77,7 +90,8 @@ class Commands:
         return result
 
     def simple_command(self, parts, ctx: Ctx):
-        self._ctx = ctx
+        self.expander.ctx = ctx
+        tm, table = self.tm, self.table
         prefixes = []
         name_node = None
         arg_nodes = []
@@ -94,36 +108,30 @@ class Commands:
                 arg_nodes.append(child)
         if name_node is None:
             if prefixes:
-                self.assign_statement(prefixes, ctx, parts[0])
+                self.assignments.assign_statement(prefixes, ctx, parts[0])
             if redirects:
                 self.heredocs(redirects, None)
             return None
-        words = self.fields([name_node, *arg_nodes])
-        span = self.span_bytes(parts[0].start_byte, parts[-1].end_byte)
+        words = self.expander.fields([name_node, *arg_nodes])
+        span = tm.span_bytes(parts[0].start_byte, parts[-1].end_byte)
         # prefix assignments: evaluated after the words, each one seeing the ones before it
-        saved = self.share()
+        saved = table.share()
         env: list[Assignment] = []
         for pa in prefixes:
-            name, name_node_, op, value_node, subscript = self.assignment_parts(pa)
-            word, vparts, array = self.assign_value(pa, value_node, name, op, subscript)
-            aspan = self.span(pa)
-            self.set_var(name, Var(vparts, True, aspan, "prefix", array))
-            env.append(
-                self.record_assignment(
-                    Assignment(
-                        name, self.span(name_node_) if name_node_ is not None else aspan, word, aspan, True, "prefix"
-                    ),
-                    ctx,
-                )
-            )
+            name, name_node_, op, value_node, subscript = self.assignments.assignment_parts(pa)
+            word, vparts, array = self.assignments.assign_value(pa, value_node, name, op, subscript)
+            aspan = tm.span(pa)
+            table.set_var(name, Var(vparts, True, aspan, "prefix", array))
+            name_span = tm.span(name_node_) if name_node_ is not None else aspan
+            env.append(record_assignment(self.script, Assignment(name, name_span, word, aspan, True, "prefix"), ctx))
         if not words:
             # nothing left to run (e.g. `A=1 $EMPTY`): the assignments stay in the shell
-            self.use(saved)
+            table.use(saved)
             if prefixes:
-                self.assign_statement(prefixes, ctx, parts[0])
+                self.assignments.assign_statement(prefixes, ctx, parts[0])
             return None
-        prefix_vars = self.vars  # the command keeps this table; the next write copies it
-        self.use(saved)
+        prefix_vars = table.vars  # the command keeps this table; the next write copies it
+        table.use(saved)
         cmd = self.build_command(words, env, prefix_vars, span, ctx)
         if redirects:
             self.heredocs(redirects, cmd)
@@ -164,173 +172,48 @@ class Commands:
         return cmd
 
     def after_command(self, cmd: Command, ctx: Ctx) -> None:
-        """Side effects of builtins on the variable table."""
+        """Side effects of builtins on the variable table; strings run as scripts are read."""
         base = cmd.basename
         if base is None:
             return
-        args = cmd.args
-        if base in ("read", "mapfile", "readarray"):
-            names = []
-            skip = False
-            for w in args:
-                if skip:
-                    skip = False
-                    continue
-                v = w.value
-                if v is None:
-                    continue
-                if v.startswith("-"):
-                    if v in ("-a", "-d", "-p", "-t", "-n", "-N", "-u", "-i", "-C", "-c", "-O", "-s"):
-                        skip = True
-                    if v == "-a" or (base != "read"):
-                        pass
-                    continue
-                names.append(v)
-            if base == "read" and not names:
-                names = ["REPLY"]
-            if base in ("mapfile", "readarray") and not names:
-                names = ["MAPFILE"]
-            # `read -a ARR` names the array after the option
-            for w_index, w in enumerate(args):
-                if w.value in ("-a",) and w_index + 1 < len(args) and args[w_index + 1].value:
-                    names.append(args[w_index + 1].value)
-            for name in names:
-                if NAME_RE.match(name):
-                    self.make_unknown(name, cmd.span)
-        elif base == "getopts" and len(args) >= 2 and args[1].value:
-            self.make_unknown(args[1].value, cmd.span)
-            self.make_unknown("OPTARG", cmd.span)
-        elif base == "printf" and len(args) >= 2 and args[0].value == "-v" and args[1].value:
-            self.make_unknown(args[1].value.split("[")[0], cmd.span)
-        elif base == "let":
-            for w in args:
-                if w.value is not None:
-                    self.arith_value_text(w.value, w.assumed)
-                else:
-                    m = ASSIGN_WORD_RE.match(w.raw.strip("\"'"))
-                    if m:
-                        self.make_unknown(m.group(1), cmd.span)
-        elif base == "set":
-            for w in args:
-                v = w.value
-                if v is None:
-                    continue
-                if re.fullmatch(r"-[a-zA-Z]*a[a-zA-Z]*", v):
-                    self.allexport = True
-                elif re.fullmatch(r"\+[a-zA-Z]*a[a-zA-Z]*", v):
-                    self.allexport = False
-            for k, w in enumerate(args[:-1]):
-                if w.value in ("-o", "+o") and args[k + 1].value == "allexport":
-                    self.allexport = w.value == "-o"
-        elif base == "eval":
-            self.eval_words(cmd, args, ctx, child_shell=False)
-        elif base in ("bash", "sh", "zsh", "dash", "ksh"):
-            k = 0
-            while (
-                k < len(args) and args[k].value is not None and args[k].value.startswith("-") and args[k].value != "--"
-            ):
-                if "c" in args[k].value[1:] and not args[k].value.startswith("--"):
-                    if k + 1 < len(args):
-                        self.eval_words(cmd, [args[k + 1]], ctx, child_shell=True)
-                    break
-                k += 1
-        elif base == "sbatch":  # `--wrap="cmd"`: sbatch runs the string as a `sh` script of its own
-            for k, w in enumerate(args):
-                v = w.prefix
-                if v.startswith("--wrap="):
-                    rest = split_word(w)
-                    if rest is not None:
-                        self.eval_words(cmd, [rest[1]], ctx, child_shell=True)
-                elif v == "--wrap" and k + 1 < len(args):
-                    self.eval_words(cmd, [args[k + 1]], ctx, child_shell=True)
-                elif not v.startswith("-"):
-                    break  # the batch script: its options end here
-        elif base in self.func_assigns:
-            assigns, exported = self.func_assigns[base]
-            for name in assigns:
-                self.make_unknown(name, cmd.span, export=name in exported)
-
-    def make_unknown(self, name: str, span, export: bool = False) -> None:
-        old = self.vars.get(name)
-        exported = export or bool(old and old.exported and not old.unset) or self.allexport
-        self.set_var(name, unknown_var(exported, span, "assignment"))
-
-    def eval_words(self, cmd: Command, words: list[Word], ctx: Ctx, child_shell: bool) -> None:
-        """Read the string that ``eval``, ``bash -c`` or ``sbatch --wrap`` runs, as a script.
-
-        Pieces the script does not decide are read as unknown expansions (``PLACEHOLDER``), so
-        the rest of the string is still read; positions are exact inside a string written
-        verbatim in the file (``bash -c '...'``, ``CMD="..."; eval "$CMD"``), else the word."""
-        if not words or self.eval_depth >= _MAX_EVAL_DEPTH:
+        strings = _strings_run(base, cmd.args)
+        if strings is None:
+            self._builtin_effects(base, cmd)
             return
-        unknown: list[str | None] = []
-        chunks = []
-        for w in words:
-            for v, a in w.parts or ((w.value, w.assumed),):
-                if v is None:
-                    chunks.append("${%s%d}" % (PLACEHOLDER, len(unknown)))
-                    unknown.append(a)
-                else:
-                    chunks.append(v)
-            chunks.append(" ")
-        text = "".join(chunks)[:-1]
-        if not text.strip() or (unknown and not re.sub(r"\$\{%s\d+\}" % PLACEHOLDER, "", text).strip()):
-            return  # nothing of the string is known
-        data = text.encode("utf-8")
-        tree = parser().parse(data)
-        span = Span(words[0].span.source, words[0].span.start, max(w.span.end for w in words))
-        saved = (self.data, self.fixed_span, self.shift, self.share() if child_shell else self.vars)
-        if not unknown:
-            units: list[tuple[int, int]] = []
-            complaint = check(text, units)
-            if complaint is not None:
-                self.script.runtime_failures.append(
-                    RuntimeFailure(span, f"bash {BASH_VERSION} cannot parse the string `{cmd.basename}` runs: {complaint.message}")
-                )
-            elif not (ctx.conditional or ctx.in_loop or ctx.function or ctx.from_eval) and "${" in text:
-                for start, end in bad_substitutions(text, units):
-                    self.script.runtime_failures.append(RuntimeFailure(
-                        span, f"in the string `{cmd.basename}` runs: " + bad_substitution_message(text[start:end], BASH_VERSION),
-                        BAD_SUBSTITUTION_NOTE))
-        self.data = data
-        self.fixed_span, self.shift = self.verbatim(words, text, span)
-        if self.fixed_span is span and saved[1] is None:
-            self.script.unmapped.append((span.start, span.end))
-        self.eval_depth += 1
-        inner = ctx._replace(from_eval=True, depth=ctx.depth + 1, runner=cmd)
-        try:
-            if child_shell:
-                self.vars = {n: v for n, v in self.vars.items() if v.exported and not v.unset}
-                self.owned = True
-            for k, assumed in enumerate(unknown):
-                self.set_var(f"{PLACEHOLDER}{k}", unknown_var(False, None, "assignment", assumed))
-            self.block(tree.root_node.children, inner._replace(child_shell=True) if child_shell else inner)
-            if unknown and not child_shell:
-                self.vars = {n: v for n, v in self.vars.items() if not n.startswith(PLACEHOLDER)}
-                self.owned = True
-        finally:
-            self.data, self.fixed_span, self.shift, old_vars = saved
-            if child_shell:
-                self.use(old_vars)
-            self.eval_depth -= 1
+        for words, child_shell in strings:
+            self.run_string(cmd, words, ctx, child_shell)
 
-    def verbatim(self, words: list[Word], text: str, span: Span) -> tuple[Span | None, int | None]:
-        """(fixed span, shift): where the evaluated text stands verbatim in the file, the
-        character offset of its start (positions inside it are exact); else the word's span."""
-        if self.fixed_span is not None or self.shift is not None or len({(w.span.start, w.span.end) for w in words}) != 1:
-            return span, None  # nested, or several words of the file
-        source = self.source
-        places = [words[0].span]
-        m = re.fullmatch(r'"?\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?"?', words[0].raw)
-        var = self.vars.get(m.group(1)) if m else None
-        if var is not None and var.span is not None and var.span.source is source:
-            places.append(var.span)  # `eval "$CMD"`: the string where CMD was assigned
-        for place in places:
-            written = source.text[place.start : place.end]
-            at = written.find(text)
-            if at != -1 and written.find(text, at + 1) == -1:
-                return None, place.start + at
-        return span, None
+    def _builtin_effects(self, base: str, cmd: Command) -> None:
+        args = cmd.args
+        table = self.table
+        if base in ("read", "mapfile", "readarray"):
+            for name in _read_names(base, args):
+                if NAME_RE.match(name):
+                    table.make_unknown(name, cmd.span)
+        elif base == "getopts" and len(args) >= 2 and args[1].value:
+            table.make_unknown(args[1].value, cmd.span)
+            table.make_unknown("OPTARG", cmd.span)
+        elif base == "printf" and len(args) >= 2 and args[0].value == "-v" and args[1].value:
+            table.make_unknown(args[1].value.split("[")[0], cmd.span)
+        elif base == "let":
+            self._let(cmd)
+        elif base == "set":
+            table.allexport = _allexport_after_set(args, table.allexport)
+        elif base in table.func_assigns:
+            assigns, exported = table.func_assigns[base]
+            for name in assigns:
+                table.make_unknown(name, cmd.span, export=name in exported)
+
+    def _let(self, cmd: Command) -> None:
+        for w in cmd.args:
+            if w.value is not None:
+                arith_on_table(self.table, w.value, w.assumed)
+            else:
+                m = ASSIGN_WORD_RE.match(w.raw.strip("\"'"))
+                if m:
+                    self.table.make_unknown(m.group(1), cmd.span)
+
+    # ---- here-documents ----
 
     def heredocs(self, redirects, cmd: Command | None) -> None:
         target: Word | None = None
@@ -339,14 +222,9 @@ class Commands:
         while stack:
             r = stack.pop(0)
             if r.type == "file_redirect":
-                op = None
-                for child in r.children:
-                    if not child.is_named:
-                        op = child.type
-                        break
                 dest = r.child_by_field_name("destination")
-                if op in (">", ">>", ">|", "&>", "&>>") and dest is not None and target is None:
-                    fs = self.fields([dest])
+                if _redirect_op(r) in (">", ">>", ">|", "&>", "&>>") and dest is not None and target is None:
+                    fs = self.expander.fields([dest])
                     if fs:
                         target = fs[0]
             elif r.type == "heredoc_redirect":
@@ -361,7 +239,7 @@ class Commands:
             self.heredoc(r, target, cmd)
 
     def heredoc(self, node, target: Word | None, cmd: Command | None) -> None:
-        read = self.heredoc_value(node)
+        read = self.expander.heredoc_value(node)
         if read is None:
             return
         span, value, assumed, delimiter, quoted = read
@@ -369,73 +247,14 @@ class Commands:
         if cmd is not None and cmd.basename == "read":
             self.read_heredoc(cmd, value, assumed)
 
-    def heredoc_value(self, node, parts: bool = False):
-        """(body span, value, assumed, delimiter, quoted) of a ``heredoc_redirect`` node, or None;
-        with ``parts``, the value as pieces ``(value, assumed)`` in place of value and assumed."""
-        start_node = body = end_node = None
-        strip_tabs = False
-        for child in node.children:
-            if child.type == "heredoc_start":
-                start_node = child
-            elif child.type == "heredoc_body":
-                body = child
-            elif child.type == "heredoc_end":
-                end_node = child
-            elif child.type == "<<-":
-                strip_tabs = True
-        if start_node is None:
-            return None
-        delim_raw = self.text(start_node)
-        quoted = any(c in delim_raw for c in "'\"\\")
-        delimiter = delim_raw.replace("'", "").replace('"', "").replace("\\", "")
-        if body is None:
-            if end_node is None:
-                return None
-            bstart = bend = end_node.start_byte
-        else:
-            bstart = body.start_byte
-            line_start = self.data.rfind(b"\n", 0, bstart) + 1
-            if not self.data[line_start:bstart].strip(b" \t"):
-                bstart = line_start
-            bend = end_node.start_byte if end_node is not None else body.end_byte
-            bend = self.data.rfind(b"\n", 0, bend) + 1 if end_node is not None else bend
-            bend = max(bend, bstart)
-        text = self.text_bytes(bstart, bend)
-        if strip_tabs:
-            text = "\n".join(line.lstrip("\t") for line in text.split("\n"))
-        pieces = [(text, text)] if quoted else self.expand_text_parts(text)
-        if parts:
-            return self.span_bytes(bstart, bend), pieces, delimiter, quoted
-        value, assumed = join(pieces)
-        return self.span_bytes(bstart, bend), value, assumed, delimiter, quoted
-
     def read_heredoc(self, cmd: Command, value: str | None, assumed: str | None) -> None:
         """``read -r -d '' CMD <<EOF ... EOF``: CMD is the whole body (no NUL ends it sooner),
         without the blanks IFS trims at both ends; without ``-r`` backslashes escape, and a
         backslash-newline joins lines. Other uses of ``read`` stay unknown (after_command)."""
-        names, delim, raw, array = [], None, False, None
-        args = cmd.args
-        k = 0
-        while k < len(args):
-            v = args[k].value
-            if v is None:
-                return
-            if v in ("-d", "-a", "-p", "-n", "-N", "-t", "-u", "-i") and k + 1 < len(args):
-                if v == "-d":
-                    delim = args[k + 1].value
-                elif v == "-a":
-                    array = args[k + 1].value
-                k += 2
-                continue
-            if v.startswith("-") and len(v) > 1 and set(v[1:]) <= set("rse"):
-                raw = raw or "r" in v[1:]
-            elif v.startswith("-"):
-                return
-            else:
-                names.append(v)
-            k += 1
-        if delim != "" or array is not None or len(names) != 1 or not NAME_RE.match(names[0]):
+        options = _read_whole_options(cmd.args)
+        if options is None:
             return
+        name, raw = options
         ifs = next((a for a in cmd.env if a.name == "IFS"), None)
         if ifs is not None and (ifs.value is None or ifs.value.value != ""):
             return  # a custom IFS: the trimming is not the default one
@@ -447,48 +266,156 @@ class Commands:
                 text = unquote_word(text)
             return text if ifs is not None else text.strip(" \t\n")
 
-        name = names[0]
-        old = self.vars.get(name)
-        exported = bool(old and old.exported and not old.unset) or self.allexport
+        exported = self.table.exported(name)
         parts = ((read_as(value), read_as(assumed)),)
-        self.set_var(name, Var(parts, exported, cmd.span, "assignment"))
-        word = Word(cmd.span, self.source.text[cmd.span.start : cmd.span.end], parts[0][0], False, parts[0][1], False, parts)
-        self.record_assignment(Assignment(name, cmd.span, word, cmd.span, exported, "plain"), self._ctx)
+        self.table.set_var(name, Var(parts, exported, cmd.span, "assignment"))
+        word = Word(cmd.span, self.tm.source.text[cmd.span.start : cmd.span.end], parts[0][0], False, parts[0][1], False, parts)
+        record_assignment(self.script, Assignment(name, cmd.span, word, cmd.span, exported, "plain"), self.expander.ctx)
+
+    # ---- the environment that wrappers (env, mpirun -genv) give the program ----
 
     def env_assignment(self, env: EnvWord, ctx: Ctx) -> Assignment:
         if env.value is not None:
             return self.mpi_env(env.word, env.value, ctx)
-        return self.env_word_assignment(env.word, env.name, ctx)
+        return record_assignment(self.script, _env_word_assignment(env.word, env.name), ctx)
 
     def mpi_env(self, name_word: Word, value_word: Word, ctx: Ctx) -> Assignment:
         """``mpirun -genv NAME VALUE``: NAME=VALUE in the program's environment."""
         span = Span(name_word.span.source, name_word.span.start, max(name_word.span.end, value_word.span.end))
-        return self.record_assignment(
-            Assignment(name_word.value or "", name_word.span, value_word, span, True, "prefix"), ctx
+        return record_assignment(
+            self.script, Assignment(name_word.value or "", name_word.span, value_word, span, True, "prefix"), ctx
         )
 
-    def env_word_assignment(self, word: Word, name: str, ctx: Ctx) -> Assignment:
-        span = word.span
-        raw = word.raw
-        exact = (span.end - span.start) == len(raw) and raw.startswith(name + "=")
-        if exact:
-            name_span = Span(span.source, span.start, span.start + len(name))
-            vspan = Span(span.source, span.start + len(name) + 1, span.end)
-            vraw = raw[len(name) + 1 :]
+
+def _env_word_assignment(word: Word, name: str) -> Assignment:
+    """``env NAME=value``: the assignment a word of the command makes."""
+    span = word.span
+    raw = word.raw
+    exact = (span.end - span.start) == len(raw) and raw.startswith(name + "=")
+    if exact:
+        name_span = Span(span.source, span.start, span.start + len(name))
+        vspan = Span(span.source, span.start + len(name) + 1, span.end)
+        vraw = raw[len(name) + 1 :]
+    else:
+        name_span = vspan = span
+        vraw = raw
+    val = word.value[len(name) + 1 :] if word.value is not None else None
+    asm = word.assumed[len(name) + 1 :] if word.assumed is not None and word.assumed.startswith(name + "=") else None
+    vword = Word(vspan, vraw, val, word.literal, asm if val is None else val, word.may_split, ((val, asm if val is None else val),))
+    return Assignment(name, name_span, vword, span, True, "prefix")
+
+
+def _redirect_op(redirect) -> str | None:
+    for child in redirect.children:
+        if not child.is_named:
+            return child.type
+    return None
+
+
+def _read_names(base: str, args: list[Word]) -> list[str]:
+    """The variables ``read``/``mapfile``/``readarray`` write."""
+    names = []
+    skip = False
+    for w in args:
+        if skip:
+            skip = False
+            continue
+        v = w.value
+        if v is None:
+            continue
+        if v.startswith("-"):
+            if v in _READ_OPTIONS_WITH_ARG:
+                skip = True
+            continue
+        names.append(v)
+    if base == "read" and not names:
+        names = ["REPLY"]
+    if base in ("mapfile", "readarray") and not names:
+        names = ["MAPFILE"]
+    # `read -a ARR` names the array after the option
+    for w_index, w in enumerate(args):
+        if w.value in ("-a",) and w_index + 1 < len(args) and args[w_index + 1].value:
+            names.append(args[w_index + 1].value)
+    return names
+
+
+def _read_whole_options(args: list[Word]) -> tuple[str, bool] | None:
+    """(name, raw) of ``read [-r] -d '' NAME``, the one form that reads a whole here-document."""
+    names, delim, raw, array = [], None, False, None
+    k = 0
+    while k < len(args):
+        v = args[k].value
+        if v is None:
+            return None
+        if v in _HEREDOC_READ_OPTIONS_WITH_ARG and k + 1 < len(args):
+            if v == "-d":
+                delim = args[k + 1].value
+            elif v == "-a":
+                array = args[k + 1].value
+            k += 2
+            continue
+        if v.startswith("-") and len(v) > 1 and set(v[1:]) <= set("rse"):
+            raw = raw or "r" in v[1:]
+        elif v.startswith("-"):
+            return None
         else:
-            name_span = vspan = span
-            vraw = raw
-        val = word.value[len(name) + 1 :] if word.value is not None else None
-        asm = (
-            word.assumed[len(name) + 1 :] if word.assumed is not None and word.assumed.startswith(name + "=") else None
-        )
-        vword = Word(
-            vspan,
-            vraw,
-            val,
-            word.literal,
-            asm if val is None else val,
-            word.may_split,
-            ((val, asm if val is None else val),),
-        )
-        return self.record_assignment(Assignment(name, name_span, vword, span, True, "prefix"), ctx)
+            names.append(v)
+        k += 1
+    if delim != "" or array is not None or len(names) != 1 or not NAME_RE.match(names[0]):
+        return None
+    return names[0], raw
+
+
+def _allexport_after_set(args: list[Word], allexport: bool) -> bool:
+    """Whether ``set`` with these arguments leaves ``allexport`` (``-a``) on."""
+    for w in args:
+        v = w.value
+        if v is None:
+            continue
+        if re.fullmatch(r"-[a-zA-Z]*a[a-zA-Z]*", v):
+            allexport = True
+        elif re.fullmatch(r"\+[a-zA-Z]*a[a-zA-Z]*", v):
+            allexport = False
+    for k, w in enumerate(args[:-1]):
+        if w.value in ("-o", "+o") and args[k + 1].value == "allexport":
+            allexport = w.value == "-o"
+    return allexport
+
+
+def _strings_run(base: str, args: list[Word]) -> list[tuple[list[Word], bool]] | None:
+    """(words, in a child shell) of each string the command runs as a script: ``eval``'s words,
+    ``bash -c STRING``, ``sbatch --wrap=STRING`` (a `sh` script of its own); None for other commands."""
+    if base == "eval":
+        return [(args, False)]
+    if base in _SHELLS:
+        string = _shell_c_string(args)
+        return [] if string is None else [([string], True)]
+    if base == "sbatch":
+        return [([string], True) for string in _sbatch_wrap_strings(args)]
+    return None
+
+
+def _shell_c_string(args: list[Word]) -> Word | None:
+    """The string ``bash -c STRING`` runs, or None."""
+    k = 0
+    while k < len(args) and args[k].value is not None and args[k].value.startswith("-") and args[k].value != "--":
+        if "c" in args[k].value[1:] and not args[k].value.startswith("--"):
+            return args[k + 1] if k + 1 < len(args) else None
+        k += 1
+    return None
+
+
+def _sbatch_wrap_strings(args: list[Word]) -> list[Word]:
+    """The strings of ``sbatch --wrap`` options (before the batch script)."""
+    out = []
+    for k, w in enumerate(args):
+        v = w.prefix
+        if v.startswith("--wrap="):
+            rest = split_word(w)
+            if rest is not None:
+                out.append(rest[1])
+        elif v == "--wrap" and k + 1 < len(args):
+            out.append(args[k + 1])
+        elif not v.startswith("-"):
+            break  # the batch script: its options end here
+    return out

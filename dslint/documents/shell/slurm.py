@@ -112,21 +112,27 @@ def read_directives(source: SourceFile) -> SbatchJob | None:
         if not stripped.startswith("#SBATCH"):
             break  # sbatch stops at the first command
         start = source.line_start(number) + line.index("#SBATCH") + len("#SBATCH")
-        words = [(m.group(0), start + m.start()) for m in re.finditer(r"\S+", text[start : source.line_end(number)])]
-        k = 0
-        while k < len(words):
-            word, at = words[k]
-            if word.startswith("#"):
-                break  # a comment after the options
-            name, eq, value = word.partition("=")
-            key = OPTIONS.get(name)
-            end = at + len(word)
-            if key is not None and not eq and k + 1 < len(words) and not words[k + 1][0].startswith("-"):
-                value, end = words[k + 1][0], words[k + 1][1] + len(words[k + 1][0])
-                k += 1
-            elif key is None and name.startswith("-") and len(name) > 2 and not name.startswith("--") and name[:2] in OPTIONS:
-                key, value = OPTIONS[name[:2]], name[2:]  # -N2
-            if key is not None and value:
-                job.directives[key] = Directive(key, text[at:end], value, Span(source, at, end))
-            k += 1
+        _read_line(source, start, source.line_end(number), job.directives)
     return job if job.directives else None
+
+
+def _read_line(source: SourceFile, start: int, end_of_line: int, directives: dict) -> None:
+    """The options of one ``#SBATCH`` line, the text after ``#SBATCH`` from ``start``."""
+    text = source.text
+    words = [(m.group(0), start + m.start()) for m in re.finditer(r"\S+", text[start:end_of_line])]
+    k = 0
+    while k < len(words):
+        word, at = words[k]
+        if word.startswith("#"):
+            break  # a comment after the options
+        name, eq, value = word.partition("=")
+        key = OPTIONS.get(name)
+        end = at + len(word)
+        if key is not None and not eq and k + 1 < len(words) and not words[k + 1][0].startswith("-"):
+            value, end = words[k + 1][0], words[k + 1][1] + len(words[k + 1][0])
+            k += 1
+        elif key is None and name.startswith("-") and len(name) > 2 and not name.startswith("--") and name[:2] in OPTIONS:
+            key, value = OPTIONS[name[:2]], name[2:]  # -N2
+        if key is not None and value:
+            directives[key] = Directive(key, text[at:end], value, Span(source, at, end))
+        k += 1

@@ -8,15 +8,11 @@ from __future__ import annotations
 
 import bisect
 import re
-from typing import TYPE_CHECKING
 
 from dslint.source import SourceFile, Span
 
 from .launchers import PYTHON_RE, is_launch_env_var, is_launcher_name
 from .model import Script, Trap, Word
-
-if TYPE_CHECKING:
-    from .walker import Walker
 
 _BACKSLASH_EOL = re.compile(r"\\[ \t]*\r?$", re.M)
 
@@ -133,9 +129,10 @@ _comment_trap(source, line + 1, Span(source, nstart + lead, nend))
 _BETWEEN_LINE = re.compile(r"\s*(?:#.*|(?:export\s+)?[A-Za-z_][A-Za-z0-9_]*\+?=.*|[;\\]\s*)?\Z")
 
 
-def env_after_command(script: Script, walker: Walker) -> None:
+def env_after_command(script: Script, events: list[tuple]) -> None:
+    """Traps of environment variables set where the launcher does not see them; ``events`` are the
+    walker's assignments and commands in the order it read them."""
     source = script.source
-    text = source.text
     traps = script.continuation_traps
     other_trap_lines = {
         source.position(t.span.start)[0]
@@ -143,6 +140,20 @@ def env_after_command(script: Script, walker: Walker) -> None:
         if t.code_name in ("blank-line-after-continuation", "comment-in-continuation", "space-after-backslash")
     }
     # (a) VAR=value written after the launcher's name
+    traps.extend(_env_words_after_launcher(script))
+    # (b) VAR=value lines without export right before a launcher that reads VAR
+    for group, ctx, end in _assignment_groups(events):
+        cmd = _launcher_after(events, end, ctx)
+        if cmd is None:
+            continue
+        trap = _unexported(script, group, cmd, other_trap_lines)
+        if trap is not None:
+            traps.append(trap)
+
+
+def _env_words_after_launcher(script: Script) -> list[Trap]:
+    """``torchrun VAR=value ...``: the launcher takes the assignment as an argument."""
+    out = []
     for cmd in script.commands:
         base = cmd.basename
         if not is_launcher_name(base) or cmd.from_eval:
@@ -155,12 +166,13 @@ def env_after_command(script: Script, walker: Walker) -> None:
                 and (prev is None or not prev.raw.startswith("-") or "=" in prev.raw)
                 and (not PYTHON_RE.match(base or "") or is_launch_env_var(m.group(1)))
             ):
-                traps.append(
-                    Trap("env-after-command", w.span, word=w.raw, names=(m.group(1),), command=base)
-                )
+                out.append(Trap("env-after-command", w.span, word=w.raw, names=(m.group(1),), command=base))
             prev = w
-    # (b) VAR=value lines without export right before a launcher that reads VAR
-    events = walker.events
+    return out
+
+
+def _assignment_groups(events: list[tuple]):
+    """(assignments of one statement, its ctx, the index of the event after them), outside eval."""
     k = 0
     n = len(events)
     while k < n:
@@ -174,52 +186,63 @@ def env_after_command(script: Script, walker: Walker) -> None:
             group.append(events[j][1])
             j += 1
         k = j
-        if ctx.from_eval:
-            continue
-        # the next command, with only assignment lines, comments and blank lines in between
-        m = j
-        while m < n and events[m][0] in ("assign", "export") and events[m][2].function == ctx.function:
-            m += 1
-        if m >= n or events[m][0] != "command":
-            continue
-        cmd = events[m][1]
-        cctx = events[m][2]
-        base = cmd.basename
-        if (
-            cmd.from_eval
-            or cctx.function != ctx.function
-            or cctx.conditional != ctx.conditional
-            or cctx.in_loop != ctx.in_loop
-            or not is_launcher_name(base)
-        ):
-            continue
-        last = group[-1]
-        first_line = source.position(last.span.end)[0]
-        cmd_line = source.position(cmd.span.start)[0]
-        tail = text[last.span.end : source.line_end(first_line)]
-        if not _BETWEEN_LINE.match(tail) or not all(_BETWEEN_LINE.match(source.line_text(ln)) for ln in range(first_line + 1, cmd_line)):
-            continue
-        if any(source.position(a.span.start)[0] <= ln <= cmd_line for ln in other_trap_lines for a in group[:1]):
-            continue
-        cmd_text = text[cmd.span.start : cmd.span.end]
-        missed = [
-            a
-            for a in group
-            if not a.exported
-            and is_launch_env_var(a.name, base)
-            and a.name not in cmd.environment
-            and not re.search(r"\$\{?" + re.escape(a.name) + r"\b", cmd_text)
-        ]
-        if not missed:
-            continue
-        continued = len(group) > 1 and source.position(group[0].span.start)[0] != first_line
-        traps.append(
-            Trap(
-                "env-not-exported",
-                Span(source, missed[-1].span.start, missed[-1].span.end) if continued else missed[0].span,
-                names=tuple(a.name for a in missed),
-                command=base,
-                command_line=cmd_line,
-                continued=continued,
-            )
-        )
+        if not ctx.from_eval:
+            yield group, ctx, j
+
+
+def _launcher_after(events: list[tuple], start: int, ctx):
+    """The launcher command that runs next after the events before ``start`` (only assignments
+    between), in the same function, branch and loop; None if there is none."""
+    n = len(events)
+    m = start
+    while m < n and events[m][0] in ("assign", "export") and events[m][2].function == ctx.function:
+        m += 1
+    if m >= n or events[m][0] != "command":
+        return None
+    cmd = events[m][1]
+    cctx = events[m][2]
+    if (
+        cmd.from_eval
+        or cctx.function != ctx.function
+        or cctx.conditional != ctx.conditional
+        or cctx.in_loop != ctx.in_loop
+        or not is_launcher_name(cmd.basename)
+    ):
+        return None
+    return cmd
+
+
+def _unexported(script: Script, group: list, cmd, other_trap_lines: set[int]) -> Trap | None:
+    """env-not-exported: the assignments written on the lines right before the launcher that it
+    reads from its environment, when they are not exported."""
+    source = script.source
+    text = source.text
+    base = cmd.basename
+    last = group[-1]
+    first_line = source.position(last.span.end)[0]
+    cmd_line = source.position(cmd.span.start)[0]
+    tail = text[last.span.end : source.line_end(first_line)]
+    if not _BETWEEN_LINE.match(tail) or not all(_BETWEEN_LINE.match(source.line_text(ln)) for ln in range(first_line + 1, cmd_line)):
+        return None
+    if any(source.position(a.span.start)[0] <= ln <= cmd_line for ln in other_trap_lines for a in group[:1]):
+        return None
+    cmd_text = text[cmd.span.start : cmd.span.end]
+    missed = [
+        a
+        for a in group
+        if not a.exported
+        and is_launch_env_var(a.name, base)
+        and a.name not in cmd.environment
+        and not re.search(r"\$\{?" + re.escape(a.name) + r"\b", cmd_text)
+    ]
+    if not missed:
+        return None
+    continued = len(group) > 1 and source.position(group[0].span.start)[0] != first_line
+    return Trap(
+        "env-not-exported",
+        Span(source, missed[-1].span.start, missed[-1].span.end) if continued else missed[0].span,
+        names=tuple(a.name for a in missed),
+        command=base,
+        command_line=cmd_line,
+        continued=continued,
+    )

@@ -2,6 +2,7 @@
 
 A value is a sequence of pieces ``(value, assumed)``; ``value`` None means the script alone does
 not decide it. ``join`` glues pieces, bounded so that no script makes a value grow without limit.
+``VarTable`` is the walker's state: the expansion, assignment and command readers are given it.
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-from .model import Value
+from .model import Assignment, Script, Value
 from .pieces import join
 
 NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
@@ -95,4 +96,106 @@ class Ctx(NamedTuple):
     runner: object = None  # the command (eval, bash -c, sbatch --wrap) that runs the string being read
 
 
-# ---------------------------------------------------------------------------------------
+def record_assignment(script: Script, a: Assignment, ctx: Ctx) -> Assignment:
+    """Add an assignment to the script, with where it stands (function, branch, loop, eval)."""
+    a.in_function = ctx.function
+    a.conditional = ctx.conditional
+    a.in_loop = ctx.in_loop
+    a.from_eval = ctx.from_eval
+    script.assignments.append(a)
+    return a
+
+
+class VarTable:
+    """The variables at the statement being read: copy on write, with a log of the names written
+    in each open branch (so that branches can be joined), and the shell state that decides how
+    an assignment is exported (``set -a``, the ``local`` names of the functions being read)."""
+
+    def __init__(self):
+        self.vars: dict[str, Var] = {}
+        self.owned = True  # whether self.vars may be written in place
+        self.logs: list[set[str]] = []  # names written, one set per open branch
+        self.allexport = False
+        self.locals: list[set[str]] = []
+        self.func_assigns: dict[str, tuple[frozenset, frozenset]] = {}  # function -> (assigns, exports)
+
+    def share(self) -> dict:
+        """The current table, which the caller keeps: the next write copies it first."""
+        self.owned = False
+        return self.vars
+
+    def use(self, table: dict) -> None:
+        self.vars = table
+        self.owned = False
+
+    def own(self, table: dict) -> None:
+        """Make a table nobody else keeps the current one."""
+        self.vars = table
+        self.owned = True
+
+    def set_var(self, name: str, var: Var) -> None:
+        if not self.owned:
+            self.vars = dict(self.vars)
+            self.owned = True
+        self.vars[name] = var
+        if self.logs:
+            self.logs[-1].add(name)
+
+    def exported(self, name: str) -> bool:
+        """Whether an assignment to ``name`` now is exported: it was, or ``set -a`` is on."""
+        old = self.vars.get(name)
+        return bool(old and old.exported and not old.unset) or self.allexport
+
+    def make_unknown(self, name: str, span, export: bool = False) -> None:
+        exported = export or self.exported(name)
+        self.set_var(name, unknown_var(exported, span, "assignment"))
+
+    def end_log(self, propagate: bool = True) -> set[str]:
+        names = self.logs.pop()
+        if propagate and self.logs:
+            self.logs[-1].update(names)
+        return names
+
+    def merge(self, base: dict, branches: list[dict], names: set[str]) -> None:
+        """Make the table the join of the branches; ``names`` are the variables any branch wrote."""
+        changed = {}
+        for name in names:
+            got = [b.get(name) for b in branches]
+            first = got[0]
+            if all(g is first for g in got):
+                if first is not base.get(name):
+                    changed[name] = first
+                continue
+            if first is not None and all(g is not None and g.same(first) for g in got):
+                changed[name] = first
+                continue
+            changed[name] = _disagreeing(name, got, base.get(name))
+        if not changed:
+            self.use(base)
+            return
+        result = dict(base)
+        for name, var in changed.items():
+            if var is None:
+                result.pop(name, None)
+            else:
+                result[name] = var
+        self.own(result)
+
+
+def _disagreeing(name: str, got: list, old: Var | None) -> Var:
+    """A variable the branches leave different: unknown, exported when any branch exports it,
+    assumed when every branch assumes the same value."""
+    exported = any(g is not None and g.exported for g in got)
+    setters = [g for g in got if g is not None and g is not old]
+    span = setters[-1].span if setters else None
+    kind = setters[-1].kind if setters else "assignment"
+    assumed_vals = set()
+    for g in got:
+        if g is None:
+            assumed_vals.add(None if name in ALWAYS_SET else "")
+        elif g.unset:
+            assumed_vals.add("")
+        else:
+            assumed_vals.add(g.assumed)
+    assumed = assumed_vals.pop() if len(assumed_vals) == 1 else None
+    return unknown_var(exported, span, kind, assumed)

@@ -1,6 +1,10 @@
 """The walker: reads the statements of a tree-sitter-bash tree in order, as bash runs them.
 
-See the package docstring for the rules of the evaluation.
+See the package docstring for the rules of the evaluation. The walker composes the parts that
+read statements: the variable table (variables.py) is the state; the expander (expand.py) reads
+words from it; the assignments (assignments.py) and the commands (commands.py) change it. The
+walker itself reads the compound statements (branches, loops, functions) and the strings that
+``eval``/``bash -c``/``sbatch --wrap`` run.
 """
 
 from __future__ import annotations
@@ -12,60 +16,59 @@ from dslint.source import Span
 from .arith import ARITH_ASSIGN_RE
 from .assignments import Assignments
 from .commands import Commands
-from .expand import Expansion
-from .model import FunctionDef, Script
-from .variables import ALWAYS_SET, ASSIGN_WORD_RE, NAME_RE, Ctx, Var, unknown_var
+from .evals import check_string, string_of, verbatim
+from .expand import Expander
+from .model import Command, FunctionDef, Script, Word
+from .pieces import PLACEHOLDER
+from .textmap import TextMap
+from .treesitter import parser
+from .variables import ASSIGN_WORD_RE, NAME_RE, Ctx, VarTable, unknown_var
 
 _REDIRECTS = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
+_HOISTING = frozenset({"pipeline", "list", "redirected_statement", "negated_command"})
 _MAX_DEPTH = 120  # statement nesting handled; deeper constructs are skipped
+_MAX_EVAL_DEPTH = 4
+# commands whose arguments name the variables they write (`read NAME`, `let NAME=1`)
+_NAMING_COMMANDS = frozenset({"read", "mapfile", "readarray", "getopts", "printf", "let"})
 
 
-class Walker(Expansion, Assignments, Commands):
-
-
+class Walker:
     def __init__(self, script: Script, data: bytes):
         self.script = script
-        self.source = script.source
-        self.data = data
-        self.fixed_span: Span | None = None  # set while walking an eval'd string not written verbatim
-        self.shift: int | None = None  # an eval'd string written verbatim: its start in the file
-        self.ascii = len(data) == len(script.source.text)  # byte offsets are character offsets
-        self.eval_depth = 0
-        self.vars: dict[str, Var] = {}
-        self.allexport = False
-        self.locals: list[set[str]] = []
-        self.func_assigns: dict[str, tuple[frozenset, frozenset]] = {}
+        self.tm = TextMap(script.source, data)
+        self.table = VarTable()
         self.events: list[tuple] = []  # ("assign", Assignment, ctx) / ("command", Command, ctx)
-        self.hoisted: dict[int, int] = {}  # command start byte -> leading segments already run
-        # command start byte -> words tree-sitter put after a redirection's target (bash: arguments)
-        self.spilled: dict[int, list] = {}
-        self.owned = True  # whether self.vars may be written in place
-        self.logs: list[set[str]] = []  # names written, one set per open branch
-        self._nesting = 0
+        self.expander = Expander(self.tm, self.table, script)
+        self.assignments = Assignments(self.tm, self.table, self.expander, script, self.events)
+        self.commands = Commands(self.tm, self.table, self.expander, self.assignments, script, self.events,
+                                 self.run_string)
+        self.eval_depth = 0
         self._assign_index: list[tuple] = []
-        self._literal = True
-        self._ctx = Ctx()
-
-    def span(self, node) -> Span:
-        return self.span_bytes(node.start_byte, node.end_byte)
-
-    def span_bytes(self, start: int, end: int) -> Span:
-        if self.fixed_span is not None:
-            return self.fixed_span
-        if self.shift is not None:  # inside an eval'd string: byte offsets of that string
-            data = self.data
-            return Span(self.source, self.shift + len(data[:start].decode("utf-8", "replace")),
-                        self.shift + len(data[:end].decode("utf-8", "replace")))
-        if self.ascii:
-            return Span(self.source, start, end)
-        cho = self.source.char_offset
-        return Span(self.source, cho(start), cho(end))
-
-    def text(self, node) -> str:
-        return self.text_bytes(node.start_byte, node.end_byte)
-
-    def text_bytes(self, start: int, end: int) -> str:
-        return self.data[start:end].decode("utf-8", "replace")
+        assignments = self.assignments
+        self._statements = {
+            "variable_assignment": lambda node, ctx: assignments.assign_statement([node], ctx, node),
+            "variable_assignments": lambda node, ctx: assignments.assign_statement(
+                [c for c in node.children if c.type == "variable_assignment"], ctx, node),
+            "declaration_command": assignments.declaration,
+            "unset_command": assignments.unset,
+            "redirected_statement": self.redirected,
+            "pipeline": self.pipeline,
+            "list": self.list_,
+            "subshell": self.subshell,
+            "compound_statement": self.compound,
+            "if_statement": self.if_,
+            "case_statement": self.case,
+            "while_statement": self.while_,
+            "until_statement": self.while_,
+            "for_statement": self.for_,
+            "select_statement": self.for_,
+            "c_style_for_statement": lambda node, ctx: self.loop(node, ctx, [], node.child_by_field_name("body")),
+            "function_definition": self.function_def,
+            "negated_command": self.negated,
+            "do_group": self.nested_block,
+            "else_clause": self.nested_block,
+            "program": self.nested_block,
+        }
 
     def block(self, children, ctx: Ctx) -> None:
         count = len(children)
@@ -76,82 +79,55 @@ class Walker(Expansion, Assignments, Commands):
             self.stmt(child, ctx._replace(background=True) if bg else ctx)
 
     def stmt(self, node, ctx: Ctx):
+        """Read one statement; a simple command's Command is returned (for its redirections)."""
         t = node.type
         if ctx.depth > _MAX_DEPTH:
             return None
-        self._ctx = ctx
+        self.expander.ctx = ctx
         if t == "command":
-            return self.command(node, ctx)
-        if t in ("pipeline", "list", "redirected_statement", "negated_command"):
-            self.hoist_assignments(node, ctx)
-        if t == "variable_assignment":
-            self.assign_statement([node], ctx, node)
-        elif t == "variable_assignments":
-            self.assign_statement([c for c in node.children if c.type == "variable_assignment"], ctx, node)
-        elif t == "declaration_command":
-            self.declaration(node, ctx)
-        elif t == "unset_command":
-            self.unset(node, ctx)
-        elif t == "redirected_statement":
-            self.redirected(node, ctx)
-        elif t == "pipeline":
-            parts = [c for c in node.children if c.is_named and c.type != "comment"]
-            if len(parts) <= 1:
-                for part in parts:
-                    self.stmt(part, ctx._replace(depth=ctx.depth + 1))
-            else:
-                saved = self.share()
-                for part in parts:
-                    self.use(saved)
-                    self.stmt(part, ctx._replace(depth=ctx.depth + 1))
-                self.use(saved)
-        elif t == "list":
-            self.list_(node, ctx)
-        elif t == "subshell":
-            saved = self.share()
-            saved_allexport = self.allexport
-            self.block(node.children, ctx._replace(depth=ctx.depth + 1))
-            self.use(saved)
-            self.allexport = saved_allexport
-        elif t == "compound_statement":
-            kids = node.children
-            if kids and kids[0].type == "((":
-                self.arith_command(node, ctx)
-            else:
-                self.block(kids, ctx._replace(depth=ctx.depth + 1))
-        elif t == "if_statement":
-            self.if_(node, ctx)
-        elif t == "case_statement":
-            self.case(node, ctx)
-        elif t in ("while_statement", "until_statement"):
-            self.loop(
-                node,
-                ctx,
-                [c for c in self.field_children(node, "condition") if c.is_named],
-                node.child_by_field_name("body"),
-            )
-        elif t in ("for_statement", "select_statement"):
-            var = node.child_by_field_name("variable")
-            names = {self.text(var)} if var is not None else set()
-            self.loop(node, ctx, [], node.child_by_field_name("body"), names)
-        elif t == "c_style_for_statement":
-            self.loop(node, ctx, [], node.child_by_field_name("body"))
-        elif t == "function_definition":
-            self.function_def(node, ctx)
-        elif t == "negated_command":
-            for child in node.children:
-                if child.is_named:
-                    self.stmt(child, ctx._replace(depth=ctx.depth + 1))
-        elif t in ("do_group", "else_clause", "program"):
-            self.block(node.children, ctx._replace(depth=ctx.depth + 1))
+            return self.commands.command(node, ctx)
+        if t in _HOISTING:
+            self.commands.hoist_assignments(node, ctx)
+        read = self._statements.get(t)
+        if read is not None:
+            read(node, ctx)
         return None
 
-    def field_children(self, node, name: str) -> list:
-        out = []
-        for i, child in enumerate(node.children):
-            if node.field_name_for_child(i) == name:
-                out.append(child)
-        return out
+    def nested_block(self, node, ctx: Ctx) -> None:
+        self.block(node.children, ctx._replace(depth=ctx.depth + 1))
+
+    def negated(self, node, ctx: Ctx) -> None:
+        for child in node.children:
+            if child.is_named:
+                self.stmt(child, ctx._replace(depth=ctx.depth + 1))
+
+    def compound(self, node, ctx: Ctx) -> None:
+        kids = node.children
+        if kids and kids[0].type == "((":
+            self.arith_command(node, ctx)
+        else:
+            self.block(kids, ctx._replace(depth=ctx.depth + 1))
+
+    def pipeline(self, node, ctx: Ctx) -> None:
+        parts = [c for c in node.children if c.is_named and c.type != "comment"]
+        if len(parts) <= 1:
+            for part in parts:
+                self.stmt(part, ctx._replace(depth=ctx.depth + 1))
+            return
+        table = self.table
+        saved = table.share()
+        for part in parts:
+            table.use(saved)
+            self.stmt(part, ctx._replace(depth=ctx.depth + 1))
+        table.use(saved)
+
+    def subshell(self, node, ctx: Ctx) -> None:
+        table = self.table
+        saved = table.share()
+        saved_allexport = table.allexport
+        self.block(node.children, ctx._replace(depth=ctx.depth + 1))
+        table.use(saved)
+        table.allexport = saved_allexport
 
     def list_(self, node, ctx: Ctx) -> None:
         # `a && b || c` nests to the left: walk the chain without recursing on it
@@ -168,14 +144,16 @@ class Walker(Expansion, Assignments, Commands):
             self.block(left.children, inner)
         else:
             self.stmt(left, inner._replace(background=False))
+        table = self.table
         for right in reversed(chain):
-            base = self.share()
-            self.logs.append(set())
+            base = table.share()
+            table.logs.append(set())
             self.stmt(right, inner._replace(conditional=True))
-            branch = self.share()
-            self.merge(base, [base, branch], self.end_log())
+            branch = table.share()
+            table.merge(base, [base, branch], table.end_log())
 
     def if_(self, node, ctx: Ctx) -> None:
+        table = self.table
         kids = node.children
         inner = ctx._replace(depth=ctx.depth + 1)
         i = 0
@@ -184,8 +162,8 @@ class Walker(Expansion, Assignments, Commands):
             if kids[i].is_named:
                 self.stmt(kids[i], inner)
             i += 1
-        base = self.share()
-        self.logs.append(set())
+        base = table.share()
+        table.logs.append(set())
         branches = []
         body = []
         i += 1
@@ -201,67 +179,78 @@ class Walker(Expansion, Assignments, Commands):
         cond_ctx = inner._replace(conditional=True)
         for k in body:
             self.stmt(k, cond_ctx)
-        branches.append(self.share())
+        branches.append(table.share())
         # elif conditions run only when the branches before them did not
         pre = base
         for clause in clauses:
             if clause.type == "else_clause":
                 has_else = True
-                self.use(pre)
+                table.use(pre)
                 self.block(clause.children, cond_ctx)
-                branches.append(self.share())
+                branches.append(table.share())
                 continue
             ck = clause.children
             j = 0
-            self.use(pre)
+            table.use(pre)
             while j < len(ck) and ck[j].type != "then":
                 if ck[j].is_named:
                     self.stmt(ck[j], cond_ctx)
                 j += 1
-            pre = self.share()
+            pre = table.share()
             for k in ck[j + 1 :]:
                 if k.is_named:
                     self.stmt(k, cond_ctx)
-            branches.append(self.share())
+            branches.append(table.share())
         if not has_else:
             branches.append(pre)
-        self.merge(base, branches, self.end_log())
+        table.merge(base, branches, table.end_log())
 
     def case(self, node, ctx: Ctx) -> None:
+        table = self.table
         inner = ctx._replace(depth=ctx.depth + 1, conditional=True)
-        base = self.share()
-        self.logs.append(set())
+        base = table.share()
+        table.logs.append(set())
         branches = []
         has_default = False
         for item in node.children:
             if item.type != "case_item":
                 continue
-            self.use(base)
+            table.use(base)
             for i, child in enumerate(item.children):
                 fname = item.field_name_for_child(i)
                 if fname == "value":
-                    if self.text(child).strip() == "*":
+                    if self.tm.text(child).strip() == "*":
                         has_default = True
                     continue
                 if fname == "termination" or not child.is_named:
                     continue
                 self.stmt(child, inner)
-            branches.append(self.share())
+            branches.append(table.share())
         if not has_default:
             branches.append(base)
-        self.merge(base, branches, self.end_log())
+        table.merge(base, branches, table.end_log())
+
+    def while_(self, node, ctx: Ctx) -> None:
+        conditions = [c for i, c in enumerate(node.children) if node.field_name_for_child(i) == "condition" and c.is_named]
+        self.loop(node, ctx, conditions, node.child_by_field_name("body"))
+
+    def for_(self, node, ctx: Ctx) -> None:
+        var = node.child_by_field_name("variable")
+        names = {self.tm.text(var)} if var is not None else set()
+        self.loop(node, ctx, [], node.child_by_field_name("body"), names)
 
     def loop(self, node, ctx: Ctx, conditions, body, extra_names: set[str] | None = None) -> None:
+        table = self.table
         names = set(extra_names or ())
         self.assigned_names(node, names)
-        before = self.share()
-        self.logs.append(set())
+        before = table.share()
+        table.logs.append(set())
         for name in names:
-            old = self.vars.get(name)
-            self.set_var(
+            old = table.vars.get(name)
+            table.set_var(
                 name,
                 unknown_var(
-                    bool(old and old.exported) or self.allexport,
+                    bool(old and old.exported) or table.allexport,
                     old.span if old else None,
                     old.kind if old else "assignment",
                 ),
@@ -271,12 +260,12 @@ class Walker(Expansion, Assignments, Commands):
             self.stmt(cond, inner)
         if body is not None:
             self.block(body.children, inner) if body.type == "do_group" else self.stmt(body, inner)
-        written = self.end_log()
+        written = table.end_log()
         for name in names | written:
-            cur = self.vars.get(name)
+            cur = table.vars.get(name)
             old = before.get(name)
             exported = bool(cur and cur.exported) or bool(old and old.exported)
-            self.set_var(name, unknown_var(exported, cur.span if cur else None, cur.kind if cur else "assignment"))
+            table.set_var(name, unknown_var(exported, cur.span if cur else None, cur.kind if cur else "assignment"))
 
     def assigned_names(self, node, out: set[str]) -> None:
         """Names a subtree may assign (syntactically): used to make loop variables unknown.
@@ -286,7 +275,7 @@ class Walker(Expansion, Assignments, Commands):
         """
         entry = next((e for e in self._assign_index if e[0] <= node.start_byte and node.end_byte <= e[1]), None)
         if entry is None:
-            sites = sorted(self.assignment_sites(node))
+            sites = sorted(assignment_sites(self.tm, node))
             entry = (node.start_byte, node.end_byte, [p for p, _ in sites], [n for _, n in sites])
             self._assign_index.append(entry)
         _lo, _hi, positions, names = entry
@@ -294,92 +283,44 @@ class Walker(Expansion, Assignments, Commands):
         b = bisect.bisect_left(positions, node.end_byte)
         for name in names[a:b]:
             if name.startswith("()"):
-                called = self.func_assigns.get(name[2:])
+                called = self.table.func_assigns.get(name[2:])
                 if called:
                     out.update(called[0])
             else:
                 out.add(name)
-
-    def assignment_sites(self, node) -> list[tuple[int, str]]:
-        sites: list[tuple[int, str]] = []
-        stack = [node]
-        while stack:
-            n = stack.pop()
-            t = n.type
-            pos = n.start_byte
-            if t == "variable_assignment":
-                name = n.child_by_field_name("name")
-                if name is not None:
-                    if name.type == "subscript":
-                        name = name.child_by_field_name("name") or name
-                    sites.append((pos, self.text(name)))
-            elif t in ("for_statement", "select_statement"):
-                var = n.child_by_field_name("variable")
-                if var is not None:
-                    sites.append((pos, self.text(var)))
-            elif t in ("declaration_command", "unset_command"):
-                for c in n.children:
-                    if c.type == "variable_name":
-                        sites.append((pos, self.text(c)))
-            elif t == "expansion":
-                kids = n.children
-                for i, c in enumerate(kids):
-                    if c.type in (":=", "=") and i > 0:
-                        sites.append((pos, self.text(kids[i - 1]).split("[")[0]))
-            elif t in ("arithmetic_expansion", "c_style_for_statement") or (
-                t == "compound_statement" and n.children and n.children[0].type == "(("
-            ):
-                for m in ARITH_ASSIGN_RE.finditer(self.text(n)):
-                    sites.append((pos, m.group(1) or m.group(2) or m.group(3)))
-                continue
-            elif t == "command":
-                name = n.child_by_field_name("name")
-                if name is not None:
-                    cmd = self.text(name)
-                    if cmd in ("read", "mapfile", "readarray", "getopts", "printf", "let"):
-                        for arg in n.children_by_field_name("argument"):
-                            txt = self.text(arg).strip("\"'")
-                            m = ASSIGN_WORD_RE.match(txt)
-                            if m:
-                                sites.append((pos, m.group(1)))
-                            elif NAME_RE.match(txt):
-                                sites.append((pos, txt))
-                    else:
-                        sites.append((pos, "()" + cmd))
-            stack.extend(n.children)
-        return sites
 
     def function_def(self, node, ctx: Ctx) -> None:
         name_node = node.child_by_field_name("name")
         body = node.child_by_field_name("body")
         if name_node is None:
             return
-        name = self.text(name_node)
-        saved = self.share()
-        saved_allexport = self.allexport
-        self.logs.append(set())
-        self.locals.append(set())
+        table = self.table
+        name = self.tm.text(name_node)
+        saved = table.share()
+        saved_allexport = table.allexport
+        table.logs.append(set())
+        table.locals.append(set())
         if body is not None:
             inner = ctx._replace(function=name, depth=ctx.depth + 1, conditional=False, in_loop=False)
             if body.type == "compound_statement":
                 self.block(body.children, inner)
             else:
                 self.stmt(body, inner)
-        local_names = self.locals.pop()
-        written = self.end_log(propagate=False)
-        after = self.vars
+        local_names = table.locals.pop()
+        written = table.end_log(propagate=False)
+        after = table.vars
         assigns = frozenset(n for n in written if after.get(n) is not saved.get(n) and n not in local_names)
         exported = frozenset(n for n in assigns if after[n].exported)
-        self.use(saved)
-        self.allexport = saved_allexport
-        self.func_assigns[name] = (assigns, exported)
-        self.script.functions[name] = FunctionDef(name, self.span(node), assigns)
+        table.use(saved)
+        table.allexport = saved_allexport
+        table.func_assigns[name] = (assigns, exported)
+        self.script.functions[name] = FunctionDef(name, self.tm.span(node), assigns)
 
     def arith_command(self, node, ctx: Ctx) -> None:
         kids = node.children
         if len(kids) < 2:
             return
-        self.arith_text(kids[0].end_byte, kids[-1].start_byte if kids[-1].type == "))" else node.end_byte, node)
+        self.expander.arith_text(kids[0].end_byte, kids[-1].start_byte if kids[-1].type == "))" else node.end_byte, node)
 
     def _after_target(self, redirect) -> list:
         """The words after a file redirection's target: bash takes one word as the target and the
@@ -391,7 +332,7 @@ class Walker(Expansion, Assignments, Commands):
         out = []
         prev_end = None
         for child in redirect.children:
-            if prev_end is not None and self.newline_between(prev_end, child.start_byte):
+            if prev_end is not None and self.tm.newline_between(prev_end, child.start_byte):
                 return []  # bash stops at the newline (a syntax error when the target is missing)
             prev_end = child.end_byte
             if child.is_named and child.type != "file_descriptor":
@@ -402,77 +343,119 @@ class Walker(Expansion, Assignments, Commands):
         body = node.child_by_field_name("body")
         cmd = None
         redirects = [c for c in node.children if c.type in _REDIRECTS]
+        spilled = self.commands.spilled
         if body is not None:
             if body.type == "command" and not node.has_error:  # not tree-sitter's recovery from a syntax error
-                spilled = [w for r in redirects for w in self._after_target(r)]
-                if spilled:
-                    self.spilled[body.start_byte] = spilled
+                words = [w for r in redirects for w in self._after_target(r)]
+                if words:
+                    spilled[body.start_byte] = words
             cmd = self.stmt(body, ctx._replace(depth=ctx.depth + 1))
-            self.spilled.pop(body.start_byte, None)
-        self.heredocs(redirects, cmd)
+            spilled.pop(body.start_byte, None)
+        self.commands.heredocs(redirects, cmd)
 
+    # ---- strings run as scripts ----
 
-    # ---- the variable table: copy on write, with a log of names written in each branch ----
+    def run_string(self, cmd: Command, words: list[Word], ctx: Ctx, child_shell: bool) -> None:
+        """Read the string that ``eval``, ``bash -c`` or ``sbatch --wrap`` runs, as a script.
 
-    def share(self) -> dict:
-        """The current table, which the caller keeps: the next write copies it first."""
-        self.owned = False
-        return self.vars
-
-    def use(self, table: dict) -> None:
-        self.vars = table
-        self.owned = False
-
-    def set_var(self, name: str, var: Var) -> None:
-        if not self.owned:
-            self.vars = dict(self.vars)
-            self.owned = True
-        self.vars[name] = var
-        if self.logs:
-            self.logs[-1].add(name)
-
-    def end_log(self, propagate: bool = True) -> set[str]:
-        names = self.logs.pop()
-        if propagate and self.logs:
-            self.logs[-1].update(names)
-        return names
-
-    def merge(self, base: dict, branches: list[dict], names: set[str]) -> None:
-        """Make the table the join of the branches; ``names`` are the variables any branch wrote."""
-        changed = {}
-        for name in names:
-            got = [b.get(name) for b in branches]
-            first = got[0]
-            if all(g is first for g in got):
-                if first is not base.get(name):
-                    changed[name] = first
-                continue
-            if first is not None and all(g is not None and g.same(first) for g in got):
-                changed[name] = first
-                continue
-            exported = any(g is not None and g.exported for g in got)
-            setters = [g for g in got if g is not None and g is not base.get(name)]
-            span = setters[-1].span if setters else None
-            kind = setters[-1].kind if setters else "assignment"
-            assumed_vals = set()
-            for g in got:
-                if g is None:
-                    assumed_vals.add(None if name in ALWAYS_SET else "")
-                elif g.unset:
-                    assumed_vals.add("")
-                else:
-                    assumed_vals.add(g.assumed)
-            assumed = assumed_vals.pop() if len(assumed_vals) == 1 else None
-            changed[name] = unknown_var(exported, span, kind, assumed)
-        if not changed:
-            self.use(base)
+        Pieces the script does not decide are read as unknown expansions (``PLACEHOLDER``), so
+        the rest of the string is still read; positions are exact inside a string written
+        verbatim in the file (``bash -c '...'``, ``CMD="..."; eval "$CMD"``), else the word."""
+        if not words or self.eval_depth >= _MAX_EVAL_DEPTH:
             return
-        result = dict(base)
-        for name, var in changed.items():
-            if var is None:
-                result.pop(name, None)
-            else:
-                result[name] = var
-        self.vars = result
-        self.owned = True
+        text, unknown = string_of(words)
+        if text is None:
+            return
+        tm, table = self.tm, self.table
+        data = text.encode("utf-8")
+        tree = parser().parse(data)
+        span = Span(words[0].span.source, words[0].span.start, max(w.span.end for w in words))
+        saved = (tm.data, tm.fixed_span, tm.shift, table.share() if child_shell else table.vars)
+        if not unknown:
+            check_string(self.script, cmd, ctx, text, span)
+        tm.data = data
+        tm.fixed_span, tm.shift = verbatim(tm, table.vars, words, text, span)
+        if tm.fixed_span is span and saved[1] is None:
+            self.script.unmapped.append((span.start, span.end))
+        self.eval_depth += 1
+        inner = ctx._replace(from_eval=True, depth=ctx.depth + 1, runner=cmd)
+        try:
+            if child_shell:
+                table.own({n: v for n, v in table.vars.items() if v.exported and not v.unset})
+            for k, assumed in enumerate(unknown):
+                table.set_var(f"{PLACEHOLDER}{k}", unknown_var(False, None, "assignment", assumed))
+            self.block(tree.root_node.children, inner._replace(child_shell=True) if child_shell else inner)
+            if unknown and not child_shell:
+                table.own({n: v for n, v in table.vars.items() if not n.startswith(PLACEHOLDER)})
+        finally:
+            tm.data, tm.fixed_span, tm.shift, old_vars = saved
+            if child_shell:
+                table.use(old_vars)
+            self.eval_depth -= 1
 
+
+def assignment_sites(tm: TextMap, node) -> list[tuple[int, str]]:
+    """(position, name) of every place under ``node`` that may assign a variable; a function
+    call is the name ``()function``."""
+    sites: list[tuple[int, str]] = []
+    stack = [node]
+    text = tm.text
+    while stack:
+        n = stack.pop()
+        pos = n.start_byte
+        if _is_arithmetic(n):
+            # the names come from its text; nothing under it is read again
+            for m in ARITH_ASSIGN_RE.finditer(text(n)):
+                sites.append((pos, m.group(1) or m.group(2) or m.group(3)))
+            continue
+        sites.extend((pos, name) for name in _site_names(text, n))
+        stack.extend(n.children)
+    return sites
+
+
+def _is_arithmetic(n) -> bool:
+    t = n.type
+    return t in ("arithmetic_expansion", "c_style_for_statement") or (
+        t == "compound_statement" and bool(n.children) and n.children[0].type == "(("
+    )
+
+
+def _site_names(text, n) -> list[str]:
+    """The names one node (not arithmetic) may assign."""
+    t = n.type
+    if t == "variable_assignment":
+        name = n.child_by_field_name("name")
+        if name is None:
+            return []
+        if name.type == "subscript":
+            name = name.child_by_field_name("name") or name
+        return [text(name)]
+    if t in ("for_statement", "select_statement"):
+        var = n.child_by_field_name("variable")
+        return [text(var)] if var is not None else []
+    if t in ("declaration_command", "unset_command"):
+        return [text(c) for c in n.children if c.type == "variable_name"]
+    if t == "expansion":
+        kids = n.children
+        return [text(kids[i - 1]).split("[")[0] for i, c in enumerate(kids) if c.type in (":=", "=") and i > 0]
+    if t == "command":
+        return _command_site_names(text, n)
+    return []
+
+
+def _command_site_names(text, n) -> list[str]:
+    name = n.child_by_field_name("name")
+    if name is None:
+        return []
+    cmd = text(name)
+    if cmd not in _NAMING_COMMANDS:
+        return ["()" + cmd]
+    out = []
+    for arg in n.children_by_field_name("argument"):
+        txt = text(arg).strip("\"'")
+        m = ASSIGN_WORD_RE.match(txt)
+        if m:
+            out.append(m.group(1))
+        elif NAME_RE.match(txt):
+            out.append(txt)
+    return out
