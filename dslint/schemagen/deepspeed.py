@@ -62,10 +62,12 @@ Custom keywords (all optional, all prefixed ``x-dslint-``)
 from __future__ import annotations
 
 import argparse
+import contextlib
 import difflib
 import json
 import re
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -237,16 +239,24 @@ def _insert(root_props: dict, path: tuple[str, ...], leaf: dict, lax_defs: dict)
     props.setdefault(path[-1], leaf)
 
 
-def build_schema() -> dict:
-    """Import deepspeed and build the schema dict (deterministic)."""
-    import deepspeed  # noqa: PLC0415
+@dataclass
+class _Assembly:
+    """What the schema is put together from (the models, the probe's reads) and what it holds so far."""
 
-    walker = ModelWalker()
-    properties: dict[str, dict] = {}
-    lax_defs: dict[str, dict] = {}
-    sections_index: dict[str, dict] = {}
+    walker: ModelWalker
+    strict: dict[tuple[str, ...], type]  # config path -> pydantic model
+    aliases: dict[str, tuple[str, str]]  # top-level alias -> (canonical key, conflict)
+    strict_paths: set[tuple[str, ...]]
+    removed: dict[tuple[str, ...], tuple[str, str | None]]
+    reads: dict[tuple[str, ...], Read]
+    section_paths: set[tuple[str, ...]]
+    properties: dict[str, dict] = field(default_factory=dict)
+    lax_defs: dict[str, dict] = field(default_factory=dict)
+    sections_index: dict[str, dict] = field(default_factory=dict)
 
-    # -- strict sections -------------------------------------------------
+
+def _strict_models() -> dict[tuple[str, ...], type]:
+    """Config path -> pydantic model of every strict section this deepspeed has."""
     strict: dict[tuple[str, ...], type] = {}
     for dotted, (modname, cls) in STRICT_SECTIONS.items():
         model = import_attr(modname, cls)
@@ -254,145 +264,195 @@ def build_schema() -> dict:
             strict[tuple(dotted.split("."))] = model
     for modname, cls in STRICT_CONTAINERS:
         container = import_attr(modname, cls)
-        for fname, field in (container.model_fields.items() if container is not None else []):
-            ann = field.annotation
+        for fname, model_field in (container.model_fields.items() if container is not None else []):
+            ann = model_field.annotation
             if isinstance(ann, type) and hasattr(ann, "model_fields"):
-                strict[(field.alias or fname,)] = ann
+                strict[(model_field.alias or fname,)] = ann
+    return strict
+
+
+def _top_level_aliases(strict: dict[tuple[str, ...], type]) -> dict[str, tuple[str, str]]:
+    """Alias as this deepspeed spells it -> (canonical key, conflict), for strict canonical keys."""
     aliases: dict[str, tuple[str, str]] = {}
     for alias, (canonical, (modname, attr), conflict) in TOP_LEVEL_ALIASES.items():
         name = import_attr(modname, attr, alias)
         if (canonical,) in strict:
             aliases[name] = (canonical, conflict)
-    strict_paths = set(strict) | {(a,) for a in aliases}
+    return aliases
 
-    removed = _removed_messages()
-    reads, section_paths = probe_reads(strict_paths, set(removed))
 
+def _require_strict_reads(strict_paths: set[tuple[str, ...]], reads: dict[tuple[str, ...], Read],
+                          version: str) -> None:
+    """A hand-listed strict section the probe never saw read is a stale list: stop."""
     for path in strict_paths:
         if path not in reads:
-            raise RuntimeError(f"deepspeed {deepspeed.__version__} never reads '{'.'.join(path)}'; "
+            raise RuntimeError(f"deepspeed {version} never reads '{'.'.join(path)}'; "
                                "update STRICT_SECTIONS in dslint/schemagen/deepspeed.py")
 
-    def strict_prop(path: tuple[str, ...], model: type) -> dict:
-        prop = walker.ref(model)
-        prop["x-dslint-strict"] = True
-        prop["description"] = f"{'.'.join(path)}: strict section ({model.__name__})."
-        read = reads.get(path)
-        if read is not None and read.source:
-            prop["x-dslint-source"] = read.source
-        sections_index[".".join(path)] = {"kind": "strict", "def": walker.walk(model)}
-        return prop
 
-    # -- top level and lax sections from the probe ------------------------
-    all_paths = sorted(set(reads) | section_paths, key=lambda p: (len(p), p))
-    for path in all_paths:
-        if not path or (under(path, strict_paths) and path not in strict_paths):
+def _strict_prop(asm: _Assembly, path: tuple[str, ...], model: type) -> dict:
+    prop = asm.walker.ref(model)
+    prop["x-dslint-strict"] = True
+    prop["description"] = f"{'.'.join(path)}: strict section ({model.__name__})."
+    read = asm.reads.get(path)
+    if read is not None and read.source:
+        prop["x-dslint-source"] = read.source
+    asm.sections_index[".".join(path)] = {"kind": "strict", "def": asm.walker.walk(model)}
+    return prop
+
+
+def _strict_leaf(asm: _Assembly, path: tuple[str, ...]) -> dict:
+    leaf = _strict_prop(asm, path, asm.strict[path])
+    if path == ("zero_optimization",):  # legacy boolean format, see EXTRA_READS
+        leaf = {"anyOf": [leaf, {"type": "boolean", "deprecated": True,
+                                 "description": "Legacy format: true means stage 1, false stage 0."}],
+                "x-dslint-strict": True, "description": leaf["description"]}
+    return leaf
+
+
+def _alias_leaf(asm: _Assembly, alias: str) -> dict:
+    canonical, conflict = asm.aliases[alias]
+    leaf = _strict_prop(asm, (alias,), asm.strict[(canonical,)])
+    leaf["x-dslint-alias-of"] = canonical
+    leaf["x-dslint-alias-conflict"] = conflict
+    leaf["description"] = f"{alias}: old spelling of {canonical}; read only when {canonical} is absent."
+    asm.sections_index[alias]["alias-of"] = canonical
+    return leaf
+
+
+def _lax_ref(asm: _Assembly, key: str, obj: dict) -> dict:
+    """Store a top-level lax section in ``$defs`` and return the property that refers to it."""
+    name = f"lax.{key}"
+    asm.lax_defs[name] = obj
+    leaf = {"$ref": f"#/$defs/{name}", "x-dslint-lax": True, "description": obj["description"]}
+    if obj.get("x-dslint-source"):
+        leaf["x-dslint-source"] = obj["x-dslint-source"]
+    asm.sections_index[key] = {"kind": "lax", "def": name}
+    return leaf
+
+
+def _is_section(asm: _Assembly, path: tuple[str, ...]) -> bool:
+    """Keys are read inside ``path``, or a strict section sits below it."""
+    return path in asm.section_paths or any(p[:len(path)] == path for p in asm.strict_paths if len(p) > len(path))
+
+
+def _probed_leaf(asm: _Assembly, path: tuple[str, ...]) -> dict:
+    read = asm.reads.get(path)
+    if path in asm.strict:
+        return _strict_leaf(asm, path)
+    if len(path) == 1 and path[0] in asm.aliases:
+        return _alias_leaf(asm, path[0])
+    if _is_section(asm, path):
+        obj = _lax_object(path, read)
+        return _lax_ref(asm, path[0], obj) if len(path) == 1 else obj
+    return _unchecked_schema(path, read)
+
+
+def _place_probed(asm: _Assembly) -> None:
+    """The top level and the lax sections from the probe; strict sections nested in lax ones
+    (timers.throughput) too. Keys inside a strict section come from its model, not from here."""
+    for path in sorted(set(asm.reads) | asm.section_paths, key=lambda p: (len(p), p)):
+        if not path or (under(path, asm.strict_paths) and path not in asm.strict_paths):
             continue
-        if path in removed:
+        if path in asm.removed:
             continue
-        read = reads.get(path)
-        if path in strict:
-            leaf = strict_prop(path, strict[path])
-            if path == ("zero_optimization",):  # legacy boolean format, see EXTRA_READS
-                leaf = {"anyOf": [leaf, {"type": "boolean", "deprecated": True,
-                                         "description": "Legacy format: true means stage 1, false stage 0."}],
-                        "x-dslint-strict": True, "description": leaf["description"]}
-        elif len(path) == 1 and path[0] in aliases:
-            canonical, conflict = aliases[path[0]]
-            leaf = strict_prop(path, strict[(canonical,)])
-            leaf["x-dslint-alias-of"] = canonical
-            leaf["x-dslint-alias-conflict"] = conflict
-            leaf["description"] = (f"{path[0]}: old spelling of {canonical}; read only when "
-                                   f"{canonical} is absent.")
-            sections_index[path[0]]["alias-of"] = canonical
-        elif path in section_paths or any(p[:len(path)] == path for p in strict_paths if len(p) > len(path)):
-            obj = _lax_object(path, read)
-            if len(path) == 1:
-                name = f"lax.{path[0]}"
-                lax_defs[name] = obj
-                leaf = {"$ref": f"#/$defs/{name}", "x-dslint-lax": True,
-                        "description": obj["description"]}
-                if read is not None and read.source:
-                    leaf["x-dslint-source"] = read.source
-                sections_index[path[0]] = {"kind": "lax", "def": name}
-            else:
-                leaf = obj
-        else:
-            leaf = _unchecked_schema(path, read)
+        leaf = _probed_leaf(asm, path)
         if len(path) == 1:
-            properties.setdefault(path[0], leaf)
+            asm.properties.setdefault(path[0], leaf)
         else:
-            _insert(properties, path, leaf, lax_defs)
+            _insert(asm.properties, path, leaf, asm.lax_defs)
 
-    # Strict sections nested in lax ones (timers.throughput) were placed above.
-    # -- opaque sections, default-dict providers, extra reads -------------
+
+def _replace_nested(asm: _Assembly, path: tuple[str, ...], obj: dict) -> None:
+    """Put ``obj`` at ``path`` in place of what is there, keeping the properties found there."""
+    parent = asm.properties
+    for key in path[:-1]:
+        node = parent[key]
+        if "$ref" in node:
+            node = asm.lax_defs[node["$ref"][len("#/$defs/"):]]
+        parent = node.setdefault("properties", {})
+    old = parent.get(path[-1], {})
+    obj["properties"] = old.get("properties", {})
+    parent[path[-1]] = obj
+
+
+def _place_opaque(asm: _Assembly) -> None:
+    """Sections handed on whole (OPAQUE_SECTIONS) that the probe saw read."""
     for dotted, note in OPAQUE_SECTIONS.items():
         path = tuple(dotted.split("."))
-        if path not in reads:
+        if path not in asm.reads:
             continue
-        obj = _lax_object(path, reads[path])
+        obj = _lax_object(path, asm.reads[path])
         obj["x-dslint-passthrough"] = True
         obj["description"] += " " + note
         if len(path) == 1:
-            name = f"lax.{path[0]}"
-            lax_defs[name] = obj
-            properties[path[0]] = {"$ref": f"#/$defs/{name}", "x-dslint-lax": True,
-                                   "description": obj["description"]}
-            if obj.get("x-dslint-source"):
-                properties[path[0]]["x-dslint-source"] = obj["x-dslint-source"]
-            sections_index[path[0]] = {"kind": "lax", "def": name}
+            asm.properties[path[0]] = _lax_ref(asm, path[0], obj)
         else:
-            parent = properties
-            for key in path[:-1]:
-                node = parent[key]
-                if "$ref" in node:
-                    node = lax_defs[node["$ref"][len("#/$defs/"):]]
-                parent = node.setdefault("properties", {})
-            old = parent.get(path[-1], {})
-            obj["properties"] = old.get("properties", {})
-            parent[path[-1]] = obj
+            _replace_nested(asm, path, obj)
 
+
+def _known_read(default: Any, source: str | None) -> Read:
+    """A read the probe cannot see, with its default and where it is."""
+    read = Read()
+    read.defaults.append(jsonable(default))
+    read.source = source
+    return read
+
+
+def _place_default_dicts(asm: _Assembly) -> None:
+    """The keys of sections whose defaults come from a function (DEFAULT_DICT_PROVIDERS)."""
     for dotted, (modname, fname) in DEFAULT_DICT_PROVIDERS.items():
         fn = import_attr(modname, fname)
         if fn is None:
             continue
         defaults = fn({})
         src = find_line(modname, f"def {fname}")
+        section = tuple(dotted.split("."))
         for key, value in defaults.items():
-            read = Read()
-            read.defaults.append(jsonable(value))
-            read.source = src
-            _insert(properties, tuple(dotted.split(".")) + (key,), _unchecked_schema(
-                tuple(dotted.split(".")) + (key,), read), lax_defs)
+            path = section + (key,)
+            _insert(asm.properties, path, _unchecked_schema(path, _known_read(value, src)), asm.lax_defs)
 
+
+def _place_extra_reads(asm: _Assembly) -> None:
+    """Keys read outside ``DeepSpeedConfig._initialize_params`` (EXTRA_READS)."""
     for dotted, (default, modname, needle, note) in EXTRA_READS.items():
         path = tuple(dotted.split("."))
-        read = Read()
-        read.defaults.append(jsonable(default))
-        read.source = find_line(modname, needle)
-        leaf = _unchecked_schema(path, read)
+        leaf = _unchecked_schema(path, _known_read(default, find_line(modname, needle)))
         leaf["description"] += " " + note
-        try:
-            _insert(properties, path, leaf, lax_defs)
-        except KeyError:
-            continue
+        with contextlib.suppress(KeyError):  # its section is not in this deepspeed
+            _insert(asm.properties, path, leaf, asm.lax_defs)
 
-    # -- removed keys -----------------------------------------------------
-    removed_count = 0
-    for path, (message, source) in sorted(removed.items()):
+
+def _place_removed(asm: _Assembly) -> None:
+    """Removed keys, at the top level, in a strict model, or in a lax section."""
+    for path, (message, source) in sorted(asm.removed.items()):
         leaf = _removed_schema(path, message, source)
         if len(path) == 1:
-            properties[path[0]] = leaf
-        elif path[:-1] in strict:
-            walker.defs[walker.walk(strict[path[:-1]])]["properties"][path[-1]] = leaf
+            asm.properties[path[0]] = leaf
+        elif path[:-1] in asm.strict:
+            asm.walker.defs[asm.walker.walk(asm.strict[path[:-1]])]["properties"][path[-1]] = leaf
         else:
-            _insert(properties, path, leaf, lax_defs)
-        removed_count += 1
+            _insert(asm.properties, path, leaf, asm.lax_defs)
 
-    defs = dict(walker.defs)
-    defs.update(lax_defs)
-    unchecked = sum(1 for v in properties.values() if v.get("x-dslint-unchecked"))
-    schema = {
+
+def _stats(asm: _Assembly) -> dict:
+    kinds = [v["kind"] for v in asm.sections_index.values()]
+    return {
+        "strict_sections": kinds.count("strict"),
+        "strict_models": asm.walker.stats["models"],
+        "strict_fields": asm.walker.stats["fields"],
+        "aliases": asm.walker.stats["aliases"] + len(asm.aliases),
+        "deprecated_fields": asm.walker.stats["deprecated"],
+        "removed_keys": len(asm.removed),
+        "lax_sections": kinds.count("lax"),
+        "unchecked_top_level_keys": sum(1 for v in asm.properties.values() if v.get("x-dslint-unchecked")),
+    }
+
+
+def _document(asm: _Assembly, version: str) -> dict:
+    defs = dict(asm.walker.defs)
+    defs.update(asm.lax_defs)
+    return {
         "$schema": DRAFT,
         "$id": SCHEMA_ID,
         "title": "DeepSpeed configuration",
@@ -403,23 +463,32 @@ def build_schema() -> dict:
         "type": "object",
         "additionalProperties": True,
         "x-dslint-lax": True,
-        "x-dslint-deepspeed-version": deepspeed.__version__,
+        "x-dslint-deepspeed-version": version,
         "x-dslint-generator": "dslint.schemagen.deepspeed",
-        "properties": properties,
+        "properties": asm.properties,
         "$defs": defs,
-        "x-dslint-sections": sections_index,
-        "x-dslint-stats": {
-            "strict_sections": sum(1 for v in sections_index.values() if v["kind"] == "strict"),
-            "strict_models": walker.stats["models"],
-            "strict_fields": walker.stats["fields"],
-            "aliases": walker.stats["aliases"] + len(aliases),
-            "deprecated_fields": walker.stats["deprecated"],
-            "removed_keys": removed_count,
-            "lax_sections": sum(1 for v in sections_index.values() if v["kind"] == "lax"),
-            "unchecked_top_level_keys": unchecked,
-        },
+        "x-dslint-sections": asm.sections_index,
+        "x-dslint-stats": _stats(asm),
     }
-    return schema
+
+
+def build_schema() -> dict:
+    """Import deepspeed and build the schema dict (deterministic)."""
+    import deepspeed  # noqa: PLC0415
+
+    strict = _strict_models()
+    aliases = _top_level_aliases(strict)
+    strict_paths = set(strict) | {(a,) for a in aliases}
+    removed = _removed_messages()
+    reads, section_paths = probe_reads(strict_paths, set(removed))
+    _require_strict_reads(strict_paths, reads, deepspeed.__version__)
+    asm = _Assembly(ModelWalker(), strict, aliases, strict_paths, removed, reads, section_paths)
+    _place_probed(asm)
+    _place_opaque(asm)
+    _place_default_dicts(asm)
+    _place_extra_reads(asm)
+    _place_removed(asm)
+    return _document(asm, deepspeed.__version__)
 
 
 def render(schema: dict) -> str:
