@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import logging
 import sys
+from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from dslint.schemagen._deepspeed_common import Unrepresentable, jsonable, relative
@@ -182,49 +183,76 @@ def probe_reads(strict_paths: set[tuple[str, ...]], removed_paths: set[tuple[str
     previous = logging.root.manager.disable
     logging.disable(logging.CRITICAL)
     try:
-        present: dict[tuple[str, ...], Any] = {}
-        rec, exc = _run_probe(present)
+        rec, exc = _run_probe({})
         if exc is not None:
             raise RuntimeError(f"DeepSpeedConfig rejected the probe config: {exc!r}")
-        reads = dict(rec.reads)
-        sections: set[tuple[str, ...]] = set()
-        tried: set[tuple[str, ...]] = set()
+        found = _Discovery(dict(rec.reads))
         while True:
-            candidates = sorted(
-                p for p, r in reads.items()
-                if p not in tried and p not in present and len(p) <= _PROBE_MAX_DEPTH
-                and tuple(_PROBE_BASE) != p and not under(p, strict_paths) and p not in removed_paths
-                and (r.kinds & {"in", "getitem", "pop"} or (None in r.defaults and not any(
-                    isinstance(d, dict) for d in r.defaults))))
+            candidates = sorted(p for p, r in found.reads.items()
+                                if _worth_a_trial(found, p, r, strict_paths, removed_paths))
             if not candidates:
                 break
             for path in candidates:
-                tried.add(path)
-                for trial in _PROBE_TRIALS:
-                    trial_rec, exc = _run_probe({**present, path: trial})
-                    if exc is not None:
-                        continue
-                    children = [q for q in trial_rec.reads if len(q) > len(path) and q[:len(path)] == path]
-                    new = [q for q in trial_rec.reads if q not in reads]
-                    if (trial == "<dict>" and children) or new:
-                        present[path] = trial
-                        if trial == "<dict>" and children:
-                            sections.add(path)
-                        for q, r in trial_rec.reads.items():
-                            if q not in reads:
-                                reads[q] = r
-                            else:
-                                reads[q].kinds |= r.kinds
-                                for d in r.defaults:
-                                    if d not in reads[q].defaults:
-                                        reads[q].defaults.append(d)
-                    break
-        for path, read in reads.items():
-            if "iter" in read.kinds or any(isinstance(d, dict) for d in read.defaults):
-                sections.add(path)
-            if len(path) > 1:
-                sections.add(path[:-1])
-        return reads, sections
+                found.tried.add(path)
+                _try_values(found, path)
+        return found.reads, found.sections | _implied_sections(found.reads)
     finally:
         logging.disable(previous)
 
+
+@dataclass
+class _Discovery:
+    """What the probe runs have found so far."""
+
+    reads: dict[tuple[str, ...], Read]
+    present: dict[tuple[str, ...], Any] = field(default_factory=dict)  # the trial values kept in the config
+    sections: set[tuple[str, ...]] = field(default_factory=set)  # keys a dict value opened
+    tried: set[tuple[str, ...]] = field(default_factory=set)
+
+
+def _worth_a_trial(found: _Discovery, path: tuple[str, ...], read: Read, strict_paths: set[tuple[str, ...]],
+                   removed_paths: set[tuple[str, ...]]) -> bool:
+    """A key only tested for presence (or read with a None default) may hide keys read when it is there."""
+    if path in found.tried or path in found.present or len(path) > _PROBE_MAX_DEPTH:
+        return False
+    if tuple(_PROBE_BASE) == path or under(path, strict_paths) or path in removed_paths:
+        return False
+    return bool(read.kinds & {"in", "getitem", "pop"}
+                or (None in read.defaults and not any(isinstance(d, dict) for d in read.defaults)))
+
+
+def _try_values(found: _Discovery, path: tuple[str, ...]) -> None:
+    """Run the probe with each trial value at ``path``; the first one DeepSpeed accepts is judged."""
+    for trial in _PROBE_TRIALS:
+        trial_rec, exc = _run_probe({**found.present, path: trial})
+        if exc is None:
+            _judge_trial(found, path, trial, trial_rec.reads)
+            return
+
+
+def _judge_trial(found: _Discovery, path: tuple[str, ...], trial: Any, trial_reads: dict[tuple[str, ...], Read]) -> None:
+    """Keep the trial value when it opened a section or made DeepSpeed read a new key."""
+    opened = trial == "<dict>" and any(len(q) > len(path) and q[:len(path)] == path for q in trial_reads)
+    if not opened and all(q in found.reads for q in trial_reads):
+        return
+    found.present[path] = trial
+    if opened:
+        found.sections.add(path)
+    for q, r in trial_reads.items():
+        if q not in found.reads:
+            found.reads[q] = r
+            continue
+        known = found.reads[q]
+        known.kinds |= r.kinds
+        known.defaults.extend(d for d in r.defaults if d not in known.defaults)
+
+
+def _implied_sections(reads: dict[tuple[str, ...], Read]) -> set[tuple[str, ...]]:
+    """Keys iterated or read with a dict default, and every key's parent, are sections."""
+    out: set[tuple[str, ...]] = set()
+    for path, read in reads.items():
+        if "iter" in read.kinds or any(isinstance(d, dict) for d in read.defaults):
+            out.add(path)
+        if len(path) > 1:
+            out.add(path[:-1])
+    return out
