@@ -276,6 +276,11 @@ def _type_name(tp: Any) -> str:
     return re.sub(r"\b[\w.]+\.(\w+)", r"\1", text)
 
 
+#: Scalar annotations, compared by identity (an annotation need not be hashable).
+_SCALAR_TYPES = ((bool, "boolean"), (int, "integer"), (float, "number"), (str, "string"))
+_COLLECTIONS = (list, tuple, set, frozenset)
+
+
 def annotation_schema(tp: Any) -> dict:
     """JSON Schema of a dataclass annotation (what a value given as data must look like)."""
     origin = typing.get_origin(tp)
@@ -285,45 +290,47 @@ def annotation_schema(tp: Any) -> dict:
     if tp is _NONE:
         return {"type": "null"}
     if origin is typing.Union or (hasattr(types, "UnionType") and isinstance(tp, types.UnionType)):
-        branches = [annotation_schema(a) for a in args]
-        if any(b == {} for b in branches):
-            return {}
-        flat: list[dict] = []
-        for branch in branches:
-            for sub in branch.get("anyOf", [branch]):
-                if sub not in flat:
-                    flat.append(sub)
-        simple = [b for b in flat if set(b) == {"type"}]
-        if len(simple) == len(flat):
-            kinds = []
-            for b in simple:
-                kinds.extend(b["type"] if isinstance(b["type"], list) else [b["type"]])
-            kinds = list(dict.fromkeys(kinds))
-            return {"type": kinds[0] if len(kinds) == 1 else kinds}
-        return {"anyOf": flat}
+        return _union_schema(args)
     if origin is typing.Literal:
-        values = [jsonable(a) for a in args]
-        return {"enum": values}
+        return {"enum": [jsonable(a) for a in args]}
     if isinstance(tp, type) and issubclass(tp, enum.Enum):
         return {"enum": [jsonable(m.value) for m in tp]}
-    if tp is bool:
-        return {"type": "boolean"}
-    if tp is int:
-        return {"type": "integer"}
-    if tp is float:
-        return {"type": "number"}
-    if tp is str:
-        return {"type": "string"}
-    if origin in (list, tuple, set, frozenset) or tp in (list, tuple, set, frozenset):
-        schema: dict[str, Any] = {"type": "array"}
-        if args and args[0] is not Ellipsis:
-            item = annotation_schema(args[0])
-            if item:
-                schema["items"] = item
-        return schema
+    for kind, name in _SCALAR_TYPES:
+        if tp is kind:
+            return {"type": name}
+    if origin in _COLLECTIONS or tp in _COLLECTIONS:
+        return _array_schema(args)
     if origin is dict or tp is dict:
         return {"type": "object"}
     return {}
+
+
+def _union_schema(args: tuple) -> dict:
+    """A union: any value when a branch takes any; one ``type`` list when every branch is a plain type."""
+    branches = [annotation_schema(a) for a in args]
+    if any(b == {} for b in branches):
+        return {}
+    flat: list[dict] = []
+    for branch in branches:
+        for sub in branch.get("anyOf", [branch]):
+            if sub not in flat:
+                flat.append(sub)
+    if not all(set(b) == {"type"} for b in flat):
+        return {"anyOf": flat}
+    kinds: list[str] = []
+    for b in flat:
+        kinds.extend(b["type"] if isinstance(b["type"], list) else [b["type"]])
+    kinds = list(dict.fromkeys(kinds))
+    return {"type": kinds[0] if len(kinds) == 1 else kinds}
+
+
+def _array_schema(args: tuple) -> dict:
+    schema: dict[str, Any] = {"type": "array"}
+    if args and args[0] is not Ellipsis:
+        item = annotation_schema(args[0])
+        if item:
+            schema["items"] = item
+    return schema
 
 
 def _cli_type(action: argparse.Action) -> str | None:
@@ -410,15 +417,7 @@ def _resolved_fields(klass: type) -> list[tuple[dataclasses.Field, Any]]:
 def parser_schema(parser: argparse.ArgumentParser, dataclass_types: list[type], *, root: Path | None,
                   skip_dests: Iterable[str] = ()) -> dict:
     """Object schema of everything ``parser`` accepts, annotated from the dataclass fields."""
-    fields: dict[str, tuple[type, dataclasses.Field, Any]] = {}
-    sources: dict[str, str] = {}
-    owners: dict[str, str] = {}
-    for klass in dataclass_types:
-        src = _field_sources(klass, root, owners)
-        for f, hint in _resolved_fields(klass):
-            fields.setdefault(f.name, (klass, f, hint))
-            if f.name in src:
-                sources.setdefault(f.name, src[f.name])
+    fields = _parsed_fields(dataclass_types, root)
     props: dict[str, dict] = {}
     negations: dict[str, list[str]] = {}
     skip = set(skip_dests) | {"help"}
@@ -429,60 +428,10 @@ def parser_schema(parser: argparse.ArgumentParser, dataclass_types: list[type], 
             negations.setdefault(action.dest, []).extend(action.option_strings)
             continue
         if action.dest in props:
-            props[action.dest]["x-dslint-flags"].extend(s for s in action.option_strings
-                                                       if s not in props[action.dest]["x-dslint-flags"])
+            flags = props[action.dest]["x-dslint-flags"]
+            flags.extend(s for s in action.option_strings if s not in flags)
             continue
-        prop: dict[str, Any] = {}
-        info = fields.get(action.dest)
-        if info is not None:
-            klass, f, hint = info
-            prop.update(annotation_schema(hint))
-            prop["x-dslint-python-type"] = _type_name(hint)
-            prop["x-dslint-dataclass"] = owners.get(f.name, klass.__name__)
-            help_text = f.metadata.get("help") if isinstance(f.metadata, typing.Mapping) else None
-        else:
-            help_text = action.help
-        if action.choices is not None:
-            choices = [jsonable(c) for c in action.choices]
-            prop.pop("type", None)
-            prop.pop("anyOf", None)
-            prop["enum"] = choices
-        default = action.default
-        if info is not None:
-            f = info[1]
-            if f.default is not dataclasses.MISSING:
-                default = f.default
-            elif f.default_factory is not dataclasses.MISSING:  # type: ignore[misc]
-                try:
-                    default = f.default_factory()  # type: ignore[misc]
-                except Exception:  # noqa: BLE001
-                    default = argparse.SUPPRESS
-            else:
-                default = argparse.SUPPRESS
-        if default is not argparse.SUPPRESS:
-            try:
-                prop["default"] = jsonable(default)
-            except Unrepresentable as exc:
-                prop["x-dslint-default-python"] = str(exc)
-        if action.required:
-            prop["x-dslint-required"] = True
-        prop["x-dslint-flags"] = list(action.option_strings)
-        if action.nargs is not None:
-            prop["x-dslint-nargs"] = action.nargs if isinstance(action.nargs, str) else int(action.nargs)
-        cli = _cli_type(action)
-        if cli:
-            prop["x-dslint-cli-type"] = cli
-        description = _short_help(help_text)
-        if description:
-            prop["description"] = description
-        if help_text and _DEPRECATED.search(str(help_text)):
-            prop["deprecated"] = True
-            match = _USE_INSTEAD.search(str(help_text))
-            if match and match.group(1) != action.dest:
-                prop["x-dslint-replaced-by"] = match.group(1)
-        if action.dest in sources:
-            prop["x-dslint-source"] = sources[action.dest]
-        props[action.dest] = prop
+        props[action.dest] = _action_prop(action, fields)
     for dest, flags in negations.items():
         if dest in props:
             props[dest]["x-dslint-negation"] = flags
@@ -491,6 +440,86 @@ def parser_schema(parser: argparse.ArgumentParser, dataclass_types: list[type], 
         if prop.get("x-dslint-replaced-by") not in props:
             prop.pop("x-dslint-replaced-by", None)
     return {"type": "object", "additionalProperties": False, "properties": dict(sorted(props.items()))}
+
+
+@dataclasses.dataclass
+class _ParsedFields:
+    """The dataclass fields behind a parser's options, by name (the first dataclass that has one wins)."""
+
+    fields: dict[str, tuple[type, dataclasses.Field, Any]]  # name -> (dataclass, field, resolved annotation)
+    sources: dict[str, str]  # name -> path:line
+    owners: dict[str, str]  # name -> the class that declares it
+
+
+def _parsed_fields(dataclass_types: list[type], root: Path | None) -> _ParsedFields:
+    out = _ParsedFields({}, {}, {})
+    for klass in dataclass_types:
+        src = _field_sources(klass, root, out.owners)
+        for f, hint in _resolved_fields(klass):
+            out.fields.setdefault(f.name, (klass, f, hint))
+            if f.name in src:
+                out.sources.setdefault(f.name, src[f.name])
+    return out
+
+
+def _action_prop(action: argparse.Action, parsed: _ParsedFields) -> dict:
+    """One option's schema: the field's annotation, default and help when a field is behind it."""
+    prop: dict[str, Any] = {}
+    info = parsed.fields.get(action.dest)
+    help_text = action.help
+    if info is not None:
+        klass, f, hint = info
+        prop.update(annotation_schema(hint))
+        prop["x-dslint-python-type"] = _type_name(hint)
+        prop["x-dslint-dataclass"] = parsed.owners.get(f.name, klass.__name__)
+        help_text = f.metadata.get("help") if isinstance(f.metadata, typing.Mapping) else None
+    if action.choices is not None:
+        choices = [jsonable(c) for c in action.choices]
+        prop.pop("type", None)
+        prop.pop("anyOf", None)
+        prop["enum"] = choices
+    default = action.default if info is None else _field_default(info[1])
+    if default is not argparse.SUPPRESS:
+        try:
+            prop["default"] = jsonable(default)
+        except Unrepresentable as exc:
+            prop["x-dslint-default-python"] = str(exc)
+    if action.required:
+        prop["x-dslint-required"] = True
+    prop["x-dslint-flags"] = list(action.option_strings)
+    if action.nargs is not None:
+        prop["x-dslint-nargs"] = action.nargs if isinstance(action.nargs, str) else int(action.nargs)
+    cli = _cli_type(action)
+    if cli:
+        prop["x-dslint-cli-type"] = cli
+    _describe(prop, help_text, action.dest)
+    if action.dest in parsed.sources:
+        prop["x-dslint-source"] = parsed.sources[action.dest]
+    return prop
+
+
+def _field_default(f: dataclasses.Field) -> Any:
+    """The field's default; ``argparse.SUPPRESS`` when it has none (or its factory fails)."""
+    if f.default is not dataclasses.MISSING:
+        return f.default
+    if f.default_factory is not dataclasses.MISSING:  # type: ignore[misc]
+        try:
+            return f.default_factory()  # type: ignore[misc]
+        except Exception:  # noqa: BLE001
+            return argparse.SUPPRESS
+    return argparse.SUPPRESS
+
+
+def _describe(prop: dict, help_text: Any, dest: str) -> None:
+    """The description from the help text, and a deprecation (with its replacement) it states."""
+    description = _short_help(help_text)
+    if description:
+        prop["description"] = description
+    if help_text and _DEPRECATED.search(str(help_text)):
+        prop["deprecated"] = True
+        match = _USE_INSTEAD.search(str(help_text))
+        if match and match.group(1) != dest:
+            prop["x-dslint-replaced-by"] = match.group(1)
 
 
 def dataclass_schema(klass: type, *, root: Path | None) -> dict:

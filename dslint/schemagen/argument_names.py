@@ -151,26 +151,28 @@ class Wheel:
         names.update(_fields(node))
         imports = _imports(self._tree(path))
         for base in node.bases:
-            name = base.attr if isinstance(base, ast.Attribute) else base.id if isinstance(base, ast.Name) else None
-            if name is None or name == "Generic" or (hasattr(builtins, name) and name not in imports):
+            origin = _base_origin(base, imports)
+            if origin is None or self._from_other_package(origin.module):
                 continue
-            origin = imports.get(name)
-            if isinstance(base, ast.Attribute) and isinstance(base.value, ast.Name):
-                origin = (imports.get(base.value.id, (base.value.id, base.value.id))[0], name)
-            module, original = origin if origin else (None, name)
-            root = module.split(".")[0] if module else None
-            if root and root != _import_root(self.package):
-                if root in _IMPORT_ROOTS:
-                    self.inherits.add(_IMPORT_ROOTS[root])
-                continue
-            where_all = self._defining(original, path, module)
+            where_all = self._defining(origin.original, path, origin.module)
             if not where_all:
-                self.unresolved.add(f"{path}:{node.name}({name})")
+                self.unresolved.add(f"{path}:{node.name}({origin.name})")
             for where in where_all:
-                tree = self._tree(where)
-                for found in (tree.body if tree is not None else ()):
-                    if isinstance(found, ast.ClassDef) and found.name == original:
-                        self._collect(where, found, names, seen)
+                for found in self._classes_named(where, origin.original):
+                    self._collect(where, found, names, seen)
+
+    def _from_other_package(self, module: str | None) -> bool:
+        """A base imported from another package is not followed; one dslint knows is recorded in ``inherits``."""
+        root = module.split(".")[0] if module else None
+        if not root or root == _import_root(self.package):
+            return False
+        if root in _IMPORT_ROOTS:
+            self.inherits.add(_IMPORT_ROOTS[root])
+        return True
+
+    def _classes_named(self, path: str, name: str) -> list[ast.ClassDef]:
+        tree = self._tree(path)
+        return [node for node in (tree.body if tree is not None else ()) if isinstance(node, ast.ClassDef) and node.name == name]
 
     def _defining(self, name: str, path: str, module: str | None) -> list[str]:
         """The modules that define class ``name``: the one ``module`` names when that is one, else every module."""
@@ -182,6 +184,27 @@ class Wheel:
         if path in where and module is None:
             return [path]
         return where
+
+
+@dataclass(frozen=True)
+class _BaseOrigin:
+    """Where a base class written in a class statement comes from."""
+
+    name: str  # as written (the attribute of ``module.Name``)
+    module: str | None  # the module it is imported from (relative ones keep their dots); None: this file
+    original: str  # its name in that module
+
+
+def _base_origin(base: ast.expr, imports: dict[str, tuple[str, str]]) -> _BaseOrigin | None:
+    """The origin of a base, or None for a base not to follow (an expression, ``Generic``, a builtin)."""
+    name = base.attr if isinstance(base, ast.Attribute) else base.id if isinstance(base, ast.Name) else None
+    if name is None or name == "Generic" or (hasattr(builtins, name) and name not in imports):
+        return None
+    origin = imports.get(name)
+    if isinstance(base, ast.Attribute) and isinstance(base.value, ast.Name):
+        origin = (imports.get(base.value.id, (base.value.id, base.value.id))[0], name)
+    module, original = origin if origin else (None, name)
+    return _BaseOrigin(name, module, original)
 
 
 _IMPORT_ROOTS = {"transformers": "transformers", "trl": "trl", "swift": "ms-swift", "llamafactory": "llamafactory"}
