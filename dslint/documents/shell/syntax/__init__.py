@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from ..quoting import ansi_c
 
 from .grammar import CondError, Grammar
-from .lexer import EOF, REDIR_WORD, TOKEN_TEXT, Lexer, LexError, UnexpectedToken
+from .lexer import Lexer
+from .tokens import EOF, REDIR_WORD, TOKEN_TEXT, LexError, UnexpectedToken
 
 BASH_VERSION = "5.2"
 

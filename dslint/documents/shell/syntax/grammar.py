@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import re
 
-from .lexer import (
+from .lexer import Lexer
+from .pairs import gather_heredocs
+from .tokens import (
     ARITH_CMD,
     ARITH_FOR_EXPRS,
     ASSIGNMENT_WORD,
@@ -20,7 +22,6 @@ from .lexer import (
     NUMBER,
     REDIR_WORD,
     WORD,
-    Lexer,
     LexError,
     UnexpectedToken,
 )
@@ -109,7 +110,7 @@ class Grammar:
             if self.peek() not in ("\n", EOF) and self.lx.heredocs:
                 # bash reduces to simple_list, whose action reads pending here-documents, before
                 # it finds that the token cannot follow: the error comes after their bodies
-                self.lx.gather_heredocs()
+                gather_heredocs(self.lx)
             self.expect("\n", EOF)
             if self.units is not None:
                 self.units.append((start, min(self.lx.pos, self.lx.n)))
@@ -418,7 +419,7 @@ class Grammar:
             if self.peek() != ")":
                 self.unexpected()
         if lx.heredocs:
-            lx.gather_heredocs()
+            gather_heredocs(lx)
         lx.restore(saved_state)
         self.tok = saved_tok
 
@@ -532,7 +533,7 @@ class Grammar:
 
 def _token_text(tok: str, value: str | None) -> str | None:
     """bash's error_token_from_token: reserved words and operators by name, words by their text."""
-    from .lexer import TOKEN_TEXT
+    from .tokens import TOKEN_TEXT
 
     text = TOKEN_TEXT.get(tok)
     if text is not None:
