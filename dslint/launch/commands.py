@@ -389,82 +389,80 @@ def _parse_launcher_options(words: list[Word], start: int, spec: _Spec, launch: 
         if w.value == "--":
             return i + 1
         if pre.startswith("--") and len(pre) > 2:
-            parts = split_word(w) if "=" in pre else None
-            if parts is not None:
-                name, value_word = parts
-            else:
-                name, value_word = pre, None
-            key, takes, ok = spec.resolve(name)
-            inline = value_word is not None
-            if takes is None:  # an option this table does not know: guess from what follows
-                takes = inline or (
-                    i + 1 < n and not _is_flag(words[i + 1].prefix) and not _looks_like_program(words[i + 1])
-                )
-            values: list[Word] = []
-            if inline:
-                values = [value_word]
-                end = i + 1
-            elif takes and i + 1 < n:
-                values = [words[i + 1]]
-                end = i + 2
-            else:
-                end = i + 1
-            opt = Option(
-                name,
-                _name_span(w, name),
-                values[0] if values else None,
-                _span_of(words[i:end]),
-                key,
-                values,
-                inline,
-                ok,
-            )
-            launch.launcher_option_list.append(opt)
-            launch.launcher_options[key] = opt
-            if key == "module" and not values:
-                launch.module = True
-            i = end
+            i = _long_option(words, i, spec, launch)
             continue
         if _is_flag(pre) and not pre.startswith("--"):
-            short = pre[:2]
-            key = spec.short.get(short)
-            takes = key in spec.values if key else False
-            attached = w.value is not None and len(w.value) > 2
-            values = []
-            end = i + 1
-            if takes and attached:
-                rest = split_word(w, short)
-                if rest is not None:
-                    values = [rest[1]]
-            elif takes and i + 1 < n:
-                values = [words[i + 1]]
-                end = i + 2
-            opt = Option(
-                short if key else pre,
-                _name_span(w, short if key else pre),
-                values[0] if values else None,
-                _span_of(words[i:end]),
-                key or _canon(pre),
-                values,
-                False,
-                key is not None,
-            )
-            launch.launcher_option_list.append(opt)
-            launch.launcher_options[opt.key] = opt
-            if key == "module":
-                launch.module = True
-            i = end
+            i = _short_option(words, i, spec, launch)
             continue
-        if w.value is None and w.may_split and not pre:
-            # `torchrun $DISTRIBUTED_ARGS train.py`: an unknown run of words, not the program,
-            # when a script name follows.
-            if any(_looks_like_program(x) for x in words[i + 1 :]):
-                launch.opaque.append(w)
-                launch.complete = False
-                i += 1
-                continue
+        # `torchrun $DISTRIBUTED_ARGS train.py`: an unknown run of words, not the program,
+        # when a script name follows.
+        if w.value is None and w.may_split and not pre and any(_looks_like_program(x) for x in words[i + 1 :]):
+            launch.opaque.append(w)
+            launch.complete = False
+            i += 1
+            continue
         return i
     return n
+
+
+def _add_option(launch: LaunchCommand, opt: Option, module: bool) -> None:
+    launch.launcher_option_list.append(opt)
+    launch.launcher_options[opt.key] = opt
+    if module:
+        launch.module = True
+
+
+def _long_option(words: list[Word], i: int, spec: _Spec, launch: LaunchCommand) -> int:
+    """``--name value`` or ``--name=value`` at ``words[i]``; the index after it."""
+    n = len(words)
+    w = words[i]
+    pre = w.prefix
+    parts = split_word(w) if "=" in pre else None
+    if parts is not None:
+        name, value_word = parts
+    else:
+        name, value_word = pre, None
+    key, takes, ok = spec.resolve(name)
+    inline = value_word is not None
+    if takes is None:  # an option this table does not know: guess from what follows
+        takes = inline or (
+            i + 1 < n and not _is_flag(words[i + 1].prefix) and not _looks_like_program(words[i + 1])
+        )
+    values: list[Word] = []
+    if inline:
+        values = [value_word]
+        end = i + 1
+    elif takes and i + 1 < n:
+        values = [words[i + 1]]
+        end = i + 2
+    else:
+        end = i + 1
+    opt = Option(name, _name_span(w, name), values[0] if values else None, _span_of(words[i:end]), key, values, inline, ok)
+    _add_option(launch, opt, key == "module" and not values)
+    return end
+
+
+def _short_option(words: list[Word], i: int, spec: _Spec, launch: LaunchCommand) -> int:
+    """``-m``, ``-n 4`` or ``-n4`` at ``words[i]``; the index after it."""
+    w = words[i]
+    pre = w.prefix
+    short = pre[:2]
+    key = spec.short.get(short)
+    takes = key in spec.values if key else False
+    attached = w.value is not None and len(w.value) > 2
+    values = []
+    end = i + 1
+    if takes and attached:
+        rest = split_word(w, short)
+        if rest is not None:
+            values = [rest[1]]
+    elif takes and i + 1 < len(words):
+        values = [words[i + 1]]
+        end = i + 2
+    opt = Option(short if key else pre, _name_span(w, short if key else pre), values[0] if values else None,
+                 _span_of(words[i:end]), key or _canon(pre), values, False, key is not None)
+    _add_option(launch, opt, key == "module")
+    return end
 
 
 def _parse_program_args(words: list[Word], launch: LaunchCommand) -> list[Option]:
@@ -544,11 +542,30 @@ def _finish_program(launch: LaunchCommand, words: list[Word], index: int) -> Lau
     return launch
 
 
-def _python(cmd: Command, words: list[Word], start: int) -> LaunchCommand | None:
-    """``python [interpreter options] script.py args`` or ``python -m module args``."""
+def _python_letters(words: list[Word], i: int) -> tuple[int, Word | None] | None:
+    """A cluster of short interpreter options (``-u``, ``-Wignore``, ``-um pkg``) at ``words[i]``:
+    (the index after it, the module ``-m`` names); None for ``-c`` or a ``-m`` without a module."""
+    letters = words[i].value[1:]
+    for k, ch in enumerate(letters):
+        if ch == "c":
+            return None  # python -c "...": not a script launch
+        if ch == "m":
+            if letters[k + 1 :]:
+                split = split_word(words[i], "m")
+                return i + 1, split[1] if split is not None else words[i]
+            if i + 1 < len(words):
+                return i + 2, words[i + 1]
+            return None
+        if ch in _PY_ARG_OPTS:
+            return (i + 1 if letters[k + 1 :] else i + 2), None
+    return i + 1, None
+
+
+def _python_options(words: list[Word], start: int) -> tuple[int, Word | None] | None:
+    """The interpreter's options skipped: (the index of the script or of the module's first
+    argument, the module ``-m`` names); None when the command runs no script."""
     i = start
     n = len(words)
-    module: Word | None = None
     while i < n:
         v = words[i].value
         if v is None:
@@ -561,55 +578,135 @@ def _python(cmd: Command, words: list[Word], start: int) -> LaunchCommand | None
         if v.startswith("--"):
             i += 2 if v in _PY_LONG_ARG_OPTS else 1
             continue
-        letters = v[1:]
-        consumed = False
-        for k, ch in enumerate(letters):
-            if ch == "c":
-                return None  # python -c "...": not a script launch
-            if ch == "m":
-                rest = letters[k + 1 :]
-                if rest:
-                    split = split_word(words[i], "m")
-                    module = split[1] if split is not None else words[i]
-                    i += 1
-                elif i + 1 < n:
-                    module = words[i + 1]
-                    i += 2
-                else:
-                    return None
-                consumed = True
-                break
-            if ch in _PY_ARG_OPTS:
-                i += 1 if letters[k + 1 :] else 2
-                consumed = True
-                break
+        step = _python_letters(words, i)
+        if step is None:
+            return None
+        i, module = step
         if module is not None:
-            break
-        if not consumed:
-            i += 1
+            return i, module
+    return i, None
+
+
+#: ``python -m`` of a launcher's own module: (launcher, subcommand, its option table).
+_RUNNER_MODULES = {
+    "torch.distributed.run": ("torchrun", None, _TORCHRUN),
+    "torch.distributed.launch": ("torchrun", None, _TORCHRUN),
+    "deepspeed.launcher.runner": ("deepspeed", None, _DEEPSPEED),
+    "accelerate.commands.launch": ("accelerate", "launch", _ACCELERATE),
+}
+
+
+def _python_module(cmd: Command, words: list[Word], i: int, module: Word) -> LaunchCommand:
+    """``python -m module args``: a launcher's own module, or the program."""
+    name = module.value
+    if name in _RUNNER_MODULES:
+        launcher, subcommand, table = _RUNNER_MODULES[name]
+        launch = LaunchCommand(cmd, launcher, subcommand, via=f"python -m {name}")
+        return _finish_program(launch, words, _parse_launcher_options(words, i, table, launch))
+    launch = LaunchCommand(cmd, "python", module=True)
+    launch.program = module
+    _entry_for_program(launch)
+    rest = words[i:]
+    if launch.entry is not None:
+        rest = _strip_config(launch, rest)
+    launch.program_args = _parse_program_args(rest, launch)
+    return launch
+
+
+def _python(cmd: Command, words: list[Word], start: int) -> LaunchCommand | None:
+    """``python [interpreter options] script.py args`` or ``python -m module args``."""
+    options = _python_options(words, start)
+    if options is None:
+        return None
+    i, module = options
     if module is not None:
-        name = module.value
-        if name in ("torch.distributed.run", "torch.distributed.launch"):
-            launch = LaunchCommand(cmd, "torchrun", via=f"python -m {name}")
-            return _finish_program(launch, words, _parse_launcher_options(words, i, _TORCHRUN, launch))
-        if name == "deepspeed.launcher.runner":
-            launch = LaunchCommand(cmd, "deepspeed", via=f"python -m {name}")
-            return _finish_program(launch, words, _parse_launcher_options(words, i, _DEEPSPEED, launch))
-        if name == "accelerate.commands.launch":
-            launch = LaunchCommand(cmd, "accelerate", "launch", via=f"python -m {name}")
-            return _finish_program(launch, words, _parse_launcher_options(words, i, _ACCELERATE, launch))
-        launch = LaunchCommand(cmd, "python", module=True)
-        launch.program = module
-        _entry_for_program(launch)
-        rest = words[i:]
-        if launch.entry is not None:
-            rest = _strip_config(launch, rest)
-        launch.program_args = _parse_program_args(rest, launch)
-        return launch
-    if i >= n:
+        return _python_module(cmd, words, i, module)
+    if i >= len(words):
         return None  # the interactive interpreter or a here-document on stdin
     launch = LaunchCommand(cmd, "python")
     return _finish_program(launch, words, i)
+
+
+def _deepspeed(cmd: Command, words: list[Word]) -> LaunchCommand:
+    launch = LaunchCommand(cmd, "deepspeed")
+    return _finish_program(launch, words, _parse_launcher_options(words, 1, _DEEPSPEED, launch))
+
+
+def _torchrun(cmd: Command, words: list[Word]) -> LaunchCommand:
+    launch = LaunchCommand(cmd, "torchrun")
+    return _finish_program(launch, words, _parse_launcher_options(words, 1, _TORCHRUN, launch))
+
+
+def _accelerate(cmd: Command, words: list[Word]) -> LaunchCommand | None:
+    """``accelerate launch ...`` or ``accelerate-launch ...``."""
+    start = 1
+    if cmd.basename == "accelerate":
+        if len(words) < 2 or words[1].value != "launch":
+            return None
+        start = 2
+    launch = LaunchCommand(cmd, "accelerate", "launch")
+    return _finish_program(launch, words, _parse_launcher_options(words, start, _ACCELERATE, launch))
+
+
+def _swift(cmd: Command, words: list[Word]) -> LaunchCommand:
+    """``swift sft ...`` / ``megatron sft ...``: a subcommand, a positional config, flags."""
+    base = cmd.basename
+    launch = LaunchCommand(cmd, base)
+    rest = words[1:]
+    if rest and rest[0].value is not None and not rest[0].value.startswith("-"):
+        launch.subcommand = rest[0].value.replace("_", "-")
+        rest = rest[1:]
+        launch.entry = f"{base} {launch.subcommand}"
+    elif rest and rest[0].value is None:
+        launch.complete = False
+    rest = _strip_config(launch, rest)
+    launch.program_args = _parse_program_args(rest, launch)
+    return launch
+
+
+def _llamafactory(cmd: Command, words: list[Word]) -> LaunchCommand:
+    """``llamafactory-cli train config.yaml key=value ...``."""
+    launch = LaunchCommand(cmd, "llamafactory")
+    rest = words[1:]
+    if rest and rest[0].value is not None and not rest[0].value.startswith("-"):
+        launch.subcommand = rest[0].value
+        rest = rest[1:]
+        launch.entry = f"llamafactory {launch.subcommand}"
+    rest = _strip_config(launch, rest)
+    if launch.config_file is not None:
+        rest = _overrides(launch, rest)
+    launch.program_args = _parse_program_args(rest, launch)
+    return launch
+
+
+def _overrides(launch: LaunchCommand, rest: list[Word]) -> list[Word]:
+    """The ``key=value`` words after llamafactory-cli's config, as overrides; the other words."""
+    plain: list[Word] = []
+    for w in rest:
+        pre = w.prefix
+        m = re.match(r"[A-Za-z_][\w.\-\[\]]*=", pre)
+        parts = split_word(w) if m else None
+        if parts is not None:
+            key, value_word = parts
+            launch.overrides.append(
+                Option(key, _name_span(w, key), value_word, w.span, key, [value_word], True)
+            )
+        else:
+            plain.append(w)
+    return plain
+
+
+#: a command's basename -> the launch it starts (None when this use of it starts none).
+_LAUNCHES = {
+    "deepspeed": _deepspeed,
+    "torchrun": _torchrun,
+    "accelerate": _accelerate,
+    "accelerate-launch": _accelerate,
+    "swift": _swift,
+    "megatron": _swift,
+    "llamafactory-cli": _llamafactory,
+    "lmf": _llamafactory,
+}
 
 
 def launch_of(cmd: Command) -> LaunchCommand | None:
@@ -617,59 +714,11 @@ def launch_of(cmd: Command) -> LaunchCommand | None:
     base = cmd.basename
     if base is None:
         return None
-    words = cmd.argv
-    if base == "deepspeed":
-        launch = LaunchCommand(cmd, "deepspeed")
-        return _finish_program(launch, words, _parse_launcher_options(words, 1, _DEEPSPEED, launch))
-    if base == "torchrun":
-        launch = LaunchCommand(cmd, "torchrun")
-        return _finish_program(launch, words, _parse_launcher_options(words, 1, _TORCHRUN, launch))
-    if base in ("accelerate", "accelerate-launch"):
-        start = 1
-        if base == "accelerate":
-            if len(words) < 2 or words[1].value != "launch":
-                return None
-            start = 2
-        launch = LaunchCommand(cmd, "accelerate", "launch")
-        return _finish_program(launch, words, _parse_launcher_options(words, start, _ACCELERATE, launch))
-    if base in ("swift", "megatron"):
-        launch = LaunchCommand(cmd, base)
-        rest = words[1:]
-        if rest and rest[0].value is not None and not rest[0].value.startswith("-"):
-            launch.subcommand = rest[0].value.replace("_", "-")
-            rest = rest[1:]
-            launch.entry = f"{base} {launch.subcommand}"
-        elif rest and rest[0].value is None:
-            launch.complete = False
-        rest = _strip_config(launch, rest)
-        launch.program_args = _parse_program_args(rest, launch)
-        return launch
-    if base in ("llamafactory-cli", "lmf"):
-        launch = LaunchCommand(cmd, "llamafactory")
-        rest = words[1:]
-        if rest and rest[0].value is not None and not rest[0].value.startswith("-"):
-            launch.subcommand = rest[0].value
-            rest = rest[1:]
-            launch.entry = f"llamafactory {launch.subcommand}"
-        rest = _strip_config(launch, rest)
-        if launch.config_file is not None:
-            plain: list[Word] = []
-            for w in rest:
-                pre = w.prefix
-                m = re.match(r"[A-Za-z_][\w.\-\[\]]*=", pre)
-                parts = split_word(w) if m else None
-                if parts is not None:
-                    key, value_word = parts
-                    launch.overrides.append(
-                        Option(key, _name_span(w, key), value_word, w.span, key, [value_word], True)
-                    )
-                else:
-                    plain.append(w)
-            rest = plain
-        launch.program_args = _parse_program_args(rest, launch)
-        return launch
+    launch = _LAUNCHES.get(base)
+    if launch is not None:
+        return launch(cmd, cmd.argv)
     if re.fullmatch(r"python(\d+(\.\d+)*)?", base):
-        return _python(cmd, words, 1)
+        return _python(cmd, cmd.argv, 1)
     return None
 
 

@@ -10,20 +10,8 @@ from pathlib import Path
 
 from dslint.documents.model import Document
 from dslint.files.roots import search_root
-from dslint.launch.consumer import (
-    AXOLOTL,
-    DEEPSPEED_READER,
-    HYDRA,
-    LABEL,
-    LLAMAFACTORY,
-    MEGATRON_SWIFT,
-    SWIFT,
-    UNKNOWN,
-    Consumer,
-    of_console,
-    of_module,
-    resolve_program,
-)
+from dslint.launch.consumer import (AXOLOTL, DEEPSPEED_READER, HYDRA, LABEL, LLAMAFACTORY, MEGATRON_SWIFT, SWIFT, UNKNOWN,
+                                    Consumer, of_console, of_module, resolve_program)
 from dslint.launch.consumer import read as read_consumer
 from dslint.launch.lookup import Files
 from dslint.launch.plan import LaunchPlan, where

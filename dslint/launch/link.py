@@ -25,15 +25,7 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from dslint.documents.model import (
-    DEEPSPEED,
-    SCRIPT,
-    TRAINING_JSON,
-    TRAINING_YAML,
-    Document,
-    Mapping,
-    Scalar,
-)
+from dslint.documents.model import DEEPSPEED, SCRIPT, TRAINING_JSON, TRAINING_YAML, Document, Mapping, Scalar
 from dslint.launch.consumer import HYDRA, VERL, Consumer
 from dslint.launch.identify import config_consumer, locate_sources, settle_consumer
 from dslint.launch.lookup import Files
