@@ -319,39 +319,46 @@ _QKV_BIAS = ("qwen2", "qwen2_moe", "qwen2_vl", "qwen2_5_vl")
 _QK_NORM = ("qwen3", "qwen3_moe")
 
 
+def _text_config(config: dict) -> dict:
+    """A VLM's text model config (``text_config``) with the top-level keys it lacks; else the config itself."""
+    text = config.get("text_config") if isinstance(config.get("text_config"), dict) else None
+    if text is None or "hidden_size" in config:
+        return config
+    merged = {**text, "model_type": text.get("model_type") or config.get("model_type")}
+    if "tie_word_embeddings" in config and "tie_word_embeddings" not in text:
+        merged["tie_word_embeddings"] = config["tie_word_embeddings"]
+    return merged
+
+
+def _positive(config: dict, *keys: str) -> int | None:
+    """The first of ``keys`` whose value is a positive integer."""
+    for key in keys:
+        value = config.get(key)
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            return value
+    return None
+
+
 def from_hf_config(config: dict, name: str = "config.json") -> ModelShape | None:
     """The shape a Hugging Face ``config.json`` describes (text model of a VLM too)."""
     if not isinstance(config, dict):
         return None
-    text = config.get("text_config") if isinstance(config.get("text_config"), dict) else None
-    if text is not None and "hidden_size" not in config:
-        merged = {**text, "model_type": text.get("model_type") or config.get("model_type")}
-        if "tie_word_embeddings" in config and "tie_word_embeddings" not in text:
-            merged["tie_word_embeddings"] = config["tie_word_embeddings"]
-        config = merged
-
-    def number(*keys):
-        for key in keys:
-            value = config.get(key)
-            if isinstance(value, int) and not isinstance(value, bool) and value > 0:
-                return value
-        return None
-
-    hidden = number("hidden_size", "n_embd", "d_model")
-    layers = number("num_hidden_layers", "n_layer", "num_layers")
-    heads = number("num_attention_heads", "n_head")
+    config = _text_config(config)
+    hidden = _positive(config, "hidden_size", "n_embd", "d_model")
+    layers = _positive(config, "num_hidden_layers", "n_layer", "num_layers")
+    heads = _positive(config, "num_attention_heads", "n_head")
     if hidden is None or layers is None or heads is None:
         return None
-    kv_heads = number("num_key_value_heads", "multi_query_group_num") or heads
-    intermediate = number("intermediate_size", "n_inner", "ffn_hidden_size") or 4 * hidden
-    vocab = number("vocab_size", "padded_vocab_size") or 32000
-    head_dim = number("head_dim")
+    kv_heads = _positive(config, "num_key_value_heads", "multi_query_group_num") or heads
+    intermediate = _positive(config, "intermediate_size", "n_inner", "ffn_hidden_size") or 4 * hidden
+    vocab = _positive(config, "vocab_size", "padded_vocab_size") or 32000
+    head_dim = _positive(config, "head_dim")
     model_type = str(config.get("model_type") or "")
     tied = config.get("tie_word_embeddings")
     tied = bool(tied) if isinstance(tied, bool) else model_type in _TIED_BY_DEFAULT
-    experts = number("num_local_experts", "num_experts", "n_routed_experts")
-    moe_intermediate = number("moe_intermediate_size")
-    active = number("num_experts_per_tok", "num_experts_per_token")
+    experts = _positive(config, "num_local_experts", "num_experts", "n_routed_experts")
+    moe_intermediate = _positive(config, "moe_intermediate_size")
+    active = _positive(config, "num_experts_per_tok", "num_experts_per_token")
     params = count_params(
         hidden, layers, heads, kv_heads, intermediate, vocab,
         head_dim=head_dim, tied=tied,
