@@ -6,8 +6,8 @@ torch.distributed.run|launch``, ``accelerate launch``, ``swift <sub>``, ``megatr
 ``llamafactory-cli``/``lmf`` and plain ``python script.py``.
 
 Each launch is split the way the launcher's own argument parser splits it: the launcher's
-options (which take a value and which do not comes from the tables below, read from the
-launchers' argparse definitions), the program, and the program's arguments (HF
+options (which take a value and which do not comes from dslint.launch.launcher_options, read
+from the launchers' argparse definitions), the program, and the program's arguments (HF
 ``TrainingArguments`` style: ``--flag value``, ``--flag=value``, bare ``--flag``, list flags
 taking several values, positional arguments).
 """
@@ -18,6 +18,7 @@ import re
 from dataclasses import dataclass, field
 
 from dslint.documents.shell import Command, Script, Word, split_word
+from dslint.launch.launcher_options import ACCELERATE, DEEPSPEED, TORCHRUN, Spec
 from dslint.source import Span
 
 __all__ = ["Option", "LaunchCommand", "find_launches", "launch_of", "LAUNCHERS"]
@@ -111,233 +112,6 @@ class LaunchCommand:
         return f"LaunchCommand({self.launcher}{sub}{prog} @{self.span.where()})"
 
 
-# ---------------------------------------------------------------------------------------
-# launcher option tables (from the launchers' argparse definitions)
-# ---------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class _Spec:
-    values: frozenset  # canonical keys that take a value
-    flags: frozenset  # canonical keys that take none
-    aliases: dict  # other long spellings (underscored) -> canonical key
-    short: dict  # "-H" -> canonical key
-    dashes: bool  # both --a-b and --a_b are accepted
-    abbrev: bool  # argparse allow_abbrev (unique prefixes accepted)
-
-    def resolve(self, name: str) -> tuple[str, bool | None, bool]:
-        """(canonical key, takes a value or None when unknown, spelling accepted)."""
-        body = name[2:] if name.startswith("--") else name.lstrip("-")
-        key = body.replace("-", "_")
-        ok = self.dashes or "-" not in body
-        key = self.aliases.get(key, key)
-        if key in self.values:
-            return key, True, ok
-        if key in self.flags:
-            return key, False, ok
-        if self.abbrev and key:
-            every = list(self.values) + list(self.flags) + list(self.aliases)
-            hits = {self.aliases.get(k, k) for k in every if k.startswith(key)}
-            if len(hits) == 1:
-                hit = hits.pop()
-                return hit, hit in self.values, ok
-        return key, None, False
-
-
-# deepspeed/launcher/runner.py parse_args (DeepSpeed 0.14-0.19)
-_DEEPSPEED = _Spec(
-    values=frozenset(
-        {
-            "hostfile",
-            "include",
-            "exclude",
-            "num_nodes",
-            "min_elastic_nodes",
-            "max_elastic_nodes",
-            "num_gpus",
-            "master_port",
-            "master_addr",
-            "node_rank",
-            "launcher",
-            "launcher_args",
-            "enable_each_rank_log",
-            "autotuning",
-            "comment",
-            "account",
-            "bind_core_list",
-            "ssh_port",
-        }
-    ),
-    flags=frozenset(
-        {
-            "module",
-            "no_python",
-            "no_local_rank",
-            "no_ssh",
-            "no_ssh_check",
-            "force_multi",
-            "save_pid",
-            "elastic_training",
-            "bind_cores_to_rank",
-        }
-    ),
-    aliases={"num_accelerators": "num_gpus"},
-    short={"-H": "hostfile", "-i": "include", "-e": "exclude"},
-    dashes=False,
-    abbrev=True,
-)
-
-# torch/distributed/run.py get_args_parser (+ --use-env from torch/distributed/launch.py)
-_TORCHRUN = _Spec(
-    values=frozenset(
-        {
-            "nnodes",
-            "nproc_per_node",
-            "rdzv_backend",
-            "rdzv_endpoint",
-            "rdzv_id",
-            "rdzv_conf",
-            "max_restarts",
-            "monitor_interval",
-            "start_method",
-            "event_log_handler",
-            "role",
-            "log_dir",
-            "redirects",
-            "tee",
-            "local_ranks_filter",
-            "node_rank",
-            "master_addr",
-            "master_port",
-            "local_addr",
-            "logs_specs",
-            "numa_binding",
-            "signals_to_handle",
-            "log_line_prefix_template",
-        }
-    ),
-    flags=frozenset({"standalone", "module", "no_python", "run_path", "use_env", "virtual_local_rank"}),
-    aliases={},
-    short={"-m": "module", "-r": "redirects", "-t": "tee"},
-    dashes=True,
-    abbrev=True,
-)
-
-# accelerate/commands/launch.py launch_command_parser (allow_abbrev=False; - and _ both accepted)
-_ACCELERATE_FLAGS = frozenset(
-    {
-        "quiet",
-        "cpu",
-        "multi_gpu",
-        "tpu",
-        "ipex",
-        "use_xpu",
-        "enable_cpu_affinity",
-        "dynamo_use_fullgraph",
-        "dynamo_use_dynamic",
-        "dynamo_use_regional_compilation",
-        "use_deepspeed",
-        "use_fsdp",
-        "use_parallelism_config",
-        "use_megatron_lm",
-        "same_network",
-        "module",
-        "no_python",
-        "tpu_cluster",
-        "no_tpu_cluster",
-        "tpu_use_sudo",
-        "downcast_bf16",
-        "fp8_use_autocast_during_eval",
-        "debug",
-    }
-)
-_ACCELERATE = _Spec(
-    values=frozenset(
-        {
-            "config_file",
-            "mixed_precision",
-            "num_processes",
-            "num_machines",
-            "num_cpu_threads_per_process",
-            "dynamo_backend",
-            "dynamo_mode",
-            "gpu_ids",
-            "machine_rank",
-            "main_process_ip",
-            "main_process_port",
-            "tee",
-            "log_dir",
-            "role",
-            "rdzv_backend",
-            "rdzv_conf",
-            "max_restarts",
-            "monitor_interval",
-            "vm",
-            "env",
-            "main_training_function",
-            "deepspeed_config_file",
-            "zero_stage",
-            "offload_optimizer_device",
-            "offload_param_device",
-            "offload_optimizer_nvme_path",
-            "offload_param_nvme_path",
-            "gradient_accumulation_steps",
-            "gradient_clipping",
-            "zero3_init_flag",
-            "zero3_save_16bit_model",
-            "deepspeed_hostfile",
-            "deepspeed_exclusion_filter",
-            "deepspeed_inclusion_filter",
-            "deepspeed_multinode_launcher",
-            "deepspeed_moe_layer_cls_names",
-            "fsdp_version",
-            "fsdp_offload_params",
-            "fsdp_min_num_params",
-            "fsdp_sharding_strategy",
-            "fsdp_reshard_after_forward",
-            "fsdp_auto_wrap_policy",
-            "fsdp_transformer_layer_cls_to_wrap",
-            "fsdp_backward_prefetch_policy",
-            "fsdp_backward_prefetch",
-            "fsdp_state_dict_type",
-            "fsdp_forward_prefetch",
-            "fsdp_use_orig_params",
-            "fsdp_cpu_ram_efficient_loading",
-            "fsdp_sync_module_states",
-            "fsdp_activation_checkpointing",
-            "megatron_lm_tp_degree",
-            "megatron_lm_pp_degree",
-            "megatron_lm_num_micro_batches",
-            "megatron_lm_sequence_parallelism",
-            "megatron_lm_recompute_activations",
-            "megatron_lm_use_distributed_optimizer",
-            "megatron_lm_gradient_clipping",
-            "fp8_backend",
-            "fp8_margin",
-            "fp8_interval",
-            "fp8_format",
-            "fp8_amax_history_len",
-            "fp8_amax_compute_algo",
-            "fp8_override_linear_precision",
-            "fp8_opt_level",
-            "aws_access_key_id",
-            "aws_secret_access_key",
-            "mpirun_hostfile",
-            "mpirun_ccl",
-            "parallelism_config_dp_replicate_size",
-            "parallelism_config_dp_shard_size",
-            "parallelism_config_tp_size",
-            "parallelism_config_cp_size",
-            "parallelism_config_sp_size",
-        }
-    ),
-    flags=_ACCELERATE_FLAGS,
-    aliases={},
-    short={"-q": "quiet", "-m": "module", "-t": "tee"},
-    dashes=True,
-    abbrev=False,
-)
-
 # CPython's own options: which take an argument.
 _PY_ARG_OPTS = frozenset("WX")
 _PY_LONG_ARG_OPTS = frozenset({"--check-hash-based-pycs"})
@@ -379,7 +153,7 @@ def _looks_like_program(word: Word) -> bool:
     return v is not None and (v.endswith(".py") or v.endswith(".sh"))
 
 
-def _parse_launcher_options(words: list[Word], start: int, spec: _Spec, launch: LaunchCommand) -> int:
+def _parse_launcher_options(words: list[Word], start: int, spec: Spec, launch: LaunchCommand) -> int:
     """Fill launcher options; return the index of the program word (len(words) when none)."""
     i = start
     n = len(words)
@@ -412,7 +186,7 @@ def _add_option(launch: LaunchCommand, opt: Option, module: bool) -> None:
         launch.module = True
 
 
-def _long_option(words: list[Word], i: int, spec: _Spec, launch: LaunchCommand) -> int:
+def _long_option(words: list[Word], i: int, spec: Spec, launch: LaunchCommand) -> int:
     """``--name value`` or ``--name=value`` at ``words[i]``; the index after it."""
     n = len(words)
     w = words[i]
@@ -442,7 +216,7 @@ def _long_option(words: list[Word], i: int, spec: _Spec, launch: LaunchCommand) 
     return end
 
 
-def _short_option(words: list[Word], i: int, spec: _Spec, launch: LaunchCommand) -> int:
+def _short_option(words: list[Word], i: int, spec: Spec, launch: LaunchCommand) -> int:
     """``-m``, ``-n 4`` or ``-n4`` at ``words[i]``; the index after it."""
     w = words[i]
     pre = w.prefix
@@ -589,10 +363,10 @@ def _python_options(words: list[Word], start: int) -> tuple[int, Word | None] | 
 
 #: ``python -m`` of a launcher's own module: (launcher, subcommand, its option table).
 _RUNNER_MODULES = {
-    "torch.distributed.run": ("torchrun", None, _TORCHRUN),
-    "torch.distributed.launch": ("torchrun", None, _TORCHRUN),
-    "deepspeed.launcher.runner": ("deepspeed", None, _DEEPSPEED),
-    "accelerate.commands.launch": ("accelerate", "launch", _ACCELERATE),
+    "torch.distributed.run": ("torchrun", None, TORCHRUN),
+    "torch.distributed.launch": ("torchrun", None, TORCHRUN),
+    "deepspeed.launcher.runner": ("deepspeed", None, DEEPSPEED),
+    "accelerate.commands.launch": ("accelerate", "launch", ACCELERATE),
 }
 
 
@@ -629,12 +403,12 @@ def _python(cmd: Command, words: list[Word], start: int) -> LaunchCommand | None
 
 def _deepspeed(cmd: Command, words: list[Word]) -> LaunchCommand:
     launch = LaunchCommand(cmd, "deepspeed")
-    return _finish_program(launch, words, _parse_launcher_options(words, 1, _DEEPSPEED, launch))
+    return _finish_program(launch, words, _parse_launcher_options(words, 1, DEEPSPEED, launch))
 
 
 def _torchrun(cmd: Command, words: list[Word]) -> LaunchCommand:
     launch = LaunchCommand(cmd, "torchrun")
-    return _finish_program(launch, words, _parse_launcher_options(words, 1, _TORCHRUN, launch))
+    return _finish_program(launch, words, _parse_launcher_options(words, 1, TORCHRUN, launch))
 
 
 def _accelerate(cmd: Command, words: list[Word]) -> LaunchCommand | None:
@@ -645,7 +419,7 @@ def _accelerate(cmd: Command, words: list[Word]) -> LaunchCommand | None:
             return None
         start = 2
     launch = LaunchCommand(cmd, "accelerate", "launch")
-    return _finish_program(launch, words, _parse_launcher_options(words, start, _ACCELERATE, launch))
+    return _finish_program(launch, words, _parse_launcher_options(words, start, ACCELERATE, launch))
 
 
 def _swift(cmd: Command, words: list[Word]) -> LaunchCommand:
