@@ -278,26 +278,40 @@ def _pins_pyproject(path: Path, text: str) -> list[Pin]:
     groups = data.get("dependency-groups")
     for group in (groups.values() if isinstance(groups, dict) else ()):
         pins += _from_strings(where, text, _list(group))  # {include-group = ...} entries are the other groups
-    uv = _table(data, "tool", "uv")
-    if isinstance(uv, dict):
-        for key in ("dev-dependencies", "constraint-dependencies", "override-dependencies"):
-            pins += _from_strings(where, text, _list(uv.get(key)), f"[tool.uv] {key}")
-        sources = uv.get("sources")
-        for name, source in (sources.items() if isinstance(sources, dict) else ()):
-            package = package_of(name)
-            if package and isinstance(source, dict) and isinstance(source.get("git"), str):
-                ref = source.get("tag") or source.get("rev") or source.get("branch")
-                url = f"git+{source['git']}" + (f"@{ref}" if isinstance(ref, str) else "")
-                pins.append(_git_pin(package, url, where, _key_line(text, name), "[tool.uv.sources]"))
-    poetry = _table(data, "tool", "poetry")
-    if isinstance(poetry, dict):
-        pins += _poetry_pins(where, text, poetry.get("dependencies"), "")
-        pins += _poetry_pins(where, text, poetry.get("dev-dependencies"), "")
-        for group in (poetry.get("group") or {}).values() if isinstance(poetry.get("group"), dict) else ():
-            pins += _poetry_pins(where, text, _table(group, "dependencies"), "")
+    pins += _uv_pins(where, text, _table(data, "tool", "uv"))
+    pins += _poetry_tables(where, text, _table(data, "tool", "poetry"))
     pdm = _table(data, "tool", "pdm", "dev-dependencies")
     for group in (pdm.values() if isinstance(pdm, dict) else ()):
         pins += _from_strings(where, text, _list(group))
+    return pins
+
+
+def _uv_pins(where: str, text: str, uv) -> list[Pin]:
+    """``[tool.uv]``: its dependency lists, and the git sources it pins packages to."""
+    pins: list[Pin] = []
+    if not isinstance(uv, dict):
+        return pins
+    for key in ("dev-dependencies", "constraint-dependencies", "override-dependencies"):
+        pins += _from_strings(where, text, _list(uv.get(key)), f"[tool.uv] {key}")
+    sources = uv.get("sources")
+    for name, source in (sources.items() if isinstance(sources, dict) else ()):
+        package = package_of(name)
+        if package and isinstance(source, dict) and isinstance(source.get("git"), str):
+            ref = source.get("tag") or source.get("rev") or source.get("branch")
+            url = f"git+{source['git']}" + (f"@{ref}" if isinstance(ref, str) else "")
+            pins.append(_git_pin(package, url, where, _key_line(text, name), "[tool.uv.sources]"))
+    return pins
+
+
+def _poetry_tables(where: str, text: str, poetry) -> list[Pin]:
+    """``[tool.poetry]``: its dependencies, dev-dependencies and groups' dependencies."""
+    pins: list[Pin] = []
+    if not isinstance(poetry, dict):
+        return pins
+    pins += _poetry_pins(where, text, poetry.get("dependencies"), "")
+    pins += _poetry_pins(where, text, poetry.get("dev-dependencies"), "")
+    for group in (poetry.get("group") or {}).values() if isinstance(poetry.get("group"), dict) else ():
+        pins += _poetry_pins(where, text, _table(group, "dependencies"), "")
     return pins
 
 

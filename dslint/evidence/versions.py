@@ -105,33 +105,45 @@ def parse_spec(spec: str, dialect: str = "pep440") -> tuple[Clause, ...] | None:
     for text in re.split(r"[,\s]+", spec):
         if not text:
             continue
-        match = _CLAUSE.match(text)
-        if match is None:
+        read = _parse_clause(text, dialect)
+        if read is None:
             return None
-        op, written = match.group(1) or ("==" if dialect == "poetry" else "=" if dialect == "conda" else ""), match.group(2)
-        if not op:
-            return None
-        prefix = written.endswith("*") or (op == "=" and dialect == "conda")
-        version = parse_version(written.rstrip(".*"))
-        if not version:
-            return None
-        if op in ("==", "===", "!="):
-            clauses.append(("!=" if op == "!=" else "==", version, prefix))
-        elif op == "=":  # conda: a prefix match
-            clauses.append(("==", version, True))
-        elif op in (">=", ">", "<=", "<"):
-            clauses.append((op, version, False))
-        elif op == "~=" and len(version) >= 2:
-            clauses += [(">=", version, False), ("==", version[:-1], True)]
-        elif op == "^":
-            head = next((i for i, n in enumerate(version) if n), len(version) - 1)
-            clauses += [(">=", version, False), ("<", version[:head] + (version[head] + 1,), False)]
-        elif op == "~":
-            bump = version[:2] if len(version) >= 2 else version[:1]
-            clauses += [(">=", version, False), ("<", bump[:-1] + (bump[-1] + 1,), False)]
-        else:
-            return None
+        clauses += read
     return tuple(clauses) or None
+
+
+def _parse_clause(text: str, dialect: str) -> list[Clause] | None:
+    """The clauses one written clause (``>=1.2``, ``^0.3``, ``1.2.*``) stands for; None when it cannot be read."""
+    match = _CLAUSE.match(text)
+    if match is None:
+        return None
+    op, written = match.group(1) or ("==" if dialect == "poetry" else "=" if dialect == "conda" else ""), match.group(2)
+    if not op:
+        return None
+    prefix = written.endswith("*") or (op == "=" and dialect == "conda")
+    version = parse_version(written.rstrip(".*"))
+    if not version:
+        return None
+    return _expand(op, version, prefix)
+
+
+def _expand(op: str, version: tuple[int, ...], prefix: bool) -> list[Clause] | None:
+    """An operator's clause as comparisons: ``~=``, ``^`` and ``~`` become a range."""
+    if op in ("==", "===", "!="):
+        return [("!=" if op == "!=" else "==", version, prefix)]
+    if op == "=":  # conda: a prefix match
+        return [("==", version, True)]
+    if op in (">=", ">", "<=", "<"):
+        return [(op, version, False)]
+    if op == "~=" and len(version) >= 2:
+        return [(">=", version, False), ("==", version[:-1], True)]
+    if op == "^":
+        head = next((i for i, n in enumerate(version) if n), len(version) - 1)
+        return [(">=", version, False), ("<", version[:head] + (version[head] + 1,), False)]
+    if op == "~":
+        bump = version[:2] if len(version) >= 2 else version[:1]
+        return [(">=", version, False), ("<", bump[:-1] + (bump[-1] + 1,), False)]
+    return None
 
 
 def allows(clauses: Iterable[Clause], version: str | tuple) -> bool:

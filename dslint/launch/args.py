@@ -175,24 +175,32 @@ def remove_arg(arg: Arg):
     before = text[line_start:start]
     after = text[end:line_end].strip()
     if not before.strip() and after in ("", "\\"):
-        if after == "" and not arg.origin.startswith("-"):
-            return Edit(source, line_start, min(line_end + 1, len(text)), "")  # a YAML key line
-        if after == "\\":
-            return Edit(source, line_start, min(line_end + 1, len(text)), "")
-        # The last line of a command: remove it with the `\` that continues the line above.
-        cut = line_start - 1
-        if cut > 0 and text[cut] == "\n" and text[cut - 1] == "\\":
-            cut -= 1
-            while cut > 0 and text[cut - 1] in " \t":
-                cut -= 1
-            return Edit(source, cut, line_end, "")
-        return None
+        return _remove_line(arg, source, line_start, line_end, after)
     stop = end
     while stop < len(text) and text[stop] in " \t":
         stop += 1
     if stop < len(text) and text[stop] == "\\" and not before.strip():
         return None
     return Edit(source, start, stop, "")
+
+
+def _remove_line(arg: Arg, source, line_start: int, line_end: int, after: str):
+    """The Edit that deletes a line the argument stands alone on (``after``: what follows it on the line)."""
+    from dslint.diagnostics import Edit
+
+    text = source.text
+    if after == "" and not arg.origin.startswith("-"):
+        return Edit(source, line_start, min(line_end + 1, len(text)), "")  # a YAML key line
+    if after == "\\":
+        return Edit(source, line_start, min(line_end + 1, len(text)), "")
+    # The last line of a command: remove it with the `\` that continues the line above.
+    cut = line_start - 1
+    if cut > 0 and text[cut] == "\n" and text[cut - 1] == "\\":
+        cut -= 1
+        while cut > 0 and text[cut - 1] in " \t":
+            cut -= 1
+        return Edit(source, cut, line_end, "")
+    return None
 
 
 def complete(plan) -> bool:

@@ -6,8 +6,8 @@ torch.distributed.run|launch``, ``accelerate launch``, ``swift <sub>``, ``megatr
 ``llamafactory-cli``/``lmf`` and plain ``python script.py``.
 
 Each launch is split the way the launcher's own argument parser splits it: the launcher's
-options (which take a value and which do not comes from the tables below, read from the
-launchers' argparse definitions), the program, and the program's arguments (HF
+options (which take a value and which do not comes from dslint.launch.launcher_options, read
+from the launchers' argparse definitions), the program, and the program's arguments (HF
 ``TrainingArguments`` style: ``--flag value``, ``--flag=value``, bare ``--flag``, list flags
 taking several values, positional arguments).
 """
@@ -18,6 +18,7 @@ import re
 from dataclasses import dataclass, field
 
 from dslint.documents.shell import Command, Script, Word, split_word
+from dslint.launch.launcher_options import ACCELERATE, DEEPSPEED, TORCHRUN, Spec
 from dslint.source import Span
 
 __all__ = ["Option", "LaunchCommand", "find_launches", "launch_of", "LAUNCHERS"]
@@ -111,233 +112,6 @@ class LaunchCommand:
         return f"LaunchCommand({self.launcher}{sub}{prog} @{self.span.where()})"
 
 
-# ---------------------------------------------------------------------------------------
-# launcher option tables (from the launchers' argparse definitions)
-# ---------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class _Spec:
-    values: frozenset  # canonical keys that take a value
-    flags: frozenset  # canonical keys that take none
-    aliases: dict  # other long spellings (underscored) -> canonical key
-    short: dict  # "-H" -> canonical key
-    dashes: bool  # both --a-b and --a_b are accepted
-    abbrev: bool  # argparse allow_abbrev (unique prefixes accepted)
-
-    def resolve(self, name: str) -> tuple[str, bool | None, bool]:
-        """(canonical key, takes a value or None when unknown, spelling accepted)."""
-        body = name[2:] if name.startswith("--") else name.lstrip("-")
-        key = body.replace("-", "_")
-        ok = self.dashes or "-" not in body
-        key = self.aliases.get(key, key)
-        if key in self.values:
-            return key, True, ok
-        if key in self.flags:
-            return key, False, ok
-        if self.abbrev and key:
-            every = list(self.values) + list(self.flags) + list(self.aliases)
-            hits = {self.aliases.get(k, k) for k in every if k.startswith(key)}
-            if len(hits) == 1:
-                hit = hits.pop()
-                return hit, hit in self.values, ok
-        return key, None, False
-
-
-# deepspeed/launcher/runner.py parse_args (DeepSpeed 0.14-0.19)
-_DEEPSPEED = _Spec(
-    values=frozenset(
-        {
-            "hostfile",
-            "include",
-            "exclude",
-            "num_nodes",
-            "min_elastic_nodes",
-            "max_elastic_nodes",
-            "num_gpus",
-            "master_port",
-            "master_addr",
-            "node_rank",
-            "launcher",
-            "launcher_args",
-            "enable_each_rank_log",
-            "autotuning",
-            "comment",
-            "account",
-            "bind_core_list",
-            "ssh_port",
-        }
-    ),
-    flags=frozenset(
-        {
-            "module",
-            "no_python",
-            "no_local_rank",
-            "no_ssh",
-            "no_ssh_check",
-            "force_multi",
-            "save_pid",
-            "elastic_training",
-            "bind_cores_to_rank",
-        }
-    ),
-    aliases={"num_accelerators": "num_gpus"},
-    short={"-H": "hostfile", "-i": "include", "-e": "exclude"},
-    dashes=False,
-    abbrev=True,
-)
-
-# torch/distributed/run.py get_args_parser (+ --use-env from torch/distributed/launch.py)
-_TORCHRUN = _Spec(
-    values=frozenset(
-        {
-            "nnodes",
-            "nproc_per_node",
-            "rdzv_backend",
-            "rdzv_endpoint",
-            "rdzv_id",
-            "rdzv_conf",
-            "max_restarts",
-            "monitor_interval",
-            "start_method",
-            "event_log_handler",
-            "role",
-            "log_dir",
-            "redirects",
-            "tee",
-            "local_ranks_filter",
-            "node_rank",
-            "master_addr",
-            "master_port",
-            "local_addr",
-            "logs_specs",
-            "numa_binding",
-            "signals_to_handle",
-            "log_line_prefix_template",
-        }
-    ),
-    flags=frozenset({"standalone", "module", "no_python", "run_path", "use_env", "virtual_local_rank"}),
-    aliases={},
-    short={"-m": "module", "-r": "redirects", "-t": "tee"},
-    dashes=True,
-    abbrev=True,
-)
-
-# accelerate/commands/launch.py launch_command_parser (allow_abbrev=False; - and _ both accepted)
-_ACCELERATE_FLAGS = frozenset(
-    {
-        "quiet",
-        "cpu",
-        "multi_gpu",
-        "tpu",
-        "ipex",
-        "use_xpu",
-        "enable_cpu_affinity",
-        "dynamo_use_fullgraph",
-        "dynamo_use_dynamic",
-        "dynamo_use_regional_compilation",
-        "use_deepspeed",
-        "use_fsdp",
-        "use_parallelism_config",
-        "use_megatron_lm",
-        "same_network",
-        "module",
-        "no_python",
-        "tpu_cluster",
-        "no_tpu_cluster",
-        "tpu_use_sudo",
-        "downcast_bf16",
-        "fp8_use_autocast_during_eval",
-        "debug",
-    }
-)
-_ACCELERATE = _Spec(
-    values=frozenset(
-        {
-            "config_file",
-            "mixed_precision",
-            "num_processes",
-            "num_machines",
-            "num_cpu_threads_per_process",
-            "dynamo_backend",
-            "dynamo_mode",
-            "gpu_ids",
-            "machine_rank",
-            "main_process_ip",
-            "main_process_port",
-            "tee",
-            "log_dir",
-            "role",
-            "rdzv_backend",
-            "rdzv_conf",
-            "max_restarts",
-            "monitor_interval",
-            "vm",
-            "env",
-            "main_training_function",
-            "deepspeed_config_file",
-            "zero_stage",
-            "offload_optimizer_device",
-            "offload_param_device",
-            "offload_optimizer_nvme_path",
-            "offload_param_nvme_path",
-            "gradient_accumulation_steps",
-            "gradient_clipping",
-            "zero3_init_flag",
-            "zero3_save_16bit_model",
-            "deepspeed_hostfile",
-            "deepspeed_exclusion_filter",
-            "deepspeed_inclusion_filter",
-            "deepspeed_multinode_launcher",
-            "deepspeed_moe_layer_cls_names",
-            "fsdp_version",
-            "fsdp_offload_params",
-            "fsdp_min_num_params",
-            "fsdp_sharding_strategy",
-            "fsdp_reshard_after_forward",
-            "fsdp_auto_wrap_policy",
-            "fsdp_transformer_layer_cls_to_wrap",
-            "fsdp_backward_prefetch_policy",
-            "fsdp_backward_prefetch",
-            "fsdp_state_dict_type",
-            "fsdp_forward_prefetch",
-            "fsdp_use_orig_params",
-            "fsdp_cpu_ram_efficient_loading",
-            "fsdp_sync_module_states",
-            "fsdp_activation_checkpointing",
-            "megatron_lm_tp_degree",
-            "megatron_lm_pp_degree",
-            "megatron_lm_num_micro_batches",
-            "megatron_lm_sequence_parallelism",
-            "megatron_lm_recompute_activations",
-            "megatron_lm_use_distributed_optimizer",
-            "megatron_lm_gradient_clipping",
-            "fp8_backend",
-            "fp8_margin",
-            "fp8_interval",
-            "fp8_format",
-            "fp8_amax_history_len",
-            "fp8_amax_compute_algo",
-            "fp8_override_linear_precision",
-            "fp8_opt_level",
-            "aws_access_key_id",
-            "aws_secret_access_key",
-            "mpirun_hostfile",
-            "mpirun_ccl",
-            "parallelism_config_dp_replicate_size",
-            "parallelism_config_dp_shard_size",
-            "parallelism_config_tp_size",
-            "parallelism_config_cp_size",
-            "parallelism_config_sp_size",
-        }
-    ),
-    flags=_ACCELERATE_FLAGS,
-    aliases={},
-    short={"-q": "quiet", "-m": "module", "-t": "tee"},
-    dashes=True,
-    abbrev=False,
-)
-
 # CPython's own options: which take an argument.
 _PY_ARG_OPTS = frozenset("WX")
 _PY_LONG_ARG_OPTS = frozenset({"--check-hash-based-pycs"})
@@ -379,7 +153,7 @@ def _looks_like_program(word: Word) -> bool:
     return v is not None and (v.endswith(".py") or v.endswith(".sh"))
 
 
-def _parse_launcher_options(words: list[Word], start: int, spec: _Spec, launch: LaunchCommand) -> int:
+def _parse_launcher_options(words: list[Word], start: int, spec: Spec, launch: LaunchCommand) -> int:
     """Fill launcher options; return the index of the program word (len(words) when none)."""
     i = start
     n = len(words)
@@ -389,82 +163,80 @@ def _parse_launcher_options(words: list[Word], start: int, spec: _Spec, launch: 
         if w.value == "--":
             return i + 1
         if pre.startswith("--") and len(pre) > 2:
-            parts = split_word(w) if "=" in pre else None
-            if parts is not None:
-                name, value_word = parts
-            else:
-                name, value_word = pre, None
-            key, takes, ok = spec.resolve(name)
-            inline = value_word is not None
-            if takes is None:  # an option this table does not know: guess from what follows
-                takes = inline or (
-                    i + 1 < n and not _is_flag(words[i + 1].prefix) and not _looks_like_program(words[i + 1])
-                )
-            values: list[Word] = []
-            if inline:
-                values = [value_word]
-                end = i + 1
-            elif takes and i + 1 < n:
-                values = [words[i + 1]]
-                end = i + 2
-            else:
-                end = i + 1
-            opt = Option(
-                name,
-                _name_span(w, name),
-                values[0] if values else None,
-                _span_of(words[i:end]),
-                key,
-                values,
-                inline,
-                ok,
-            )
-            launch.launcher_option_list.append(opt)
-            launch.launcher_options[key] = opt
-            if key == "module" and not values:
-                launch.module = True
-            i = end
+            i = _long_option(words, i, spec, launch)
             continue
         if _is_flag(pre) and not pre.startswith("--"):
-            short = pre[:2]
-            key = spec.short.get(short)
-            takes = key in spec.values if key else False
-            attached = w.value is not None and len(w.value) > 2
-            values = []
-            end = i + 1
-            if takes and attached:
-                rest = split_word(w, short)
-                if rest is not None:
-                    values = [rest[1]]
-            elif takes and i + 1 < n:
-                values = [words[i + 1]]
-                end = i + 2
-            opt = Option(
-                short if key else pre,
-                _name_span(w, short if key else pre),
-                values[0] if values else None,
-                _span_of(words[i:end]),
-                key or _canon(pre),
-                values,
-                False,
-                key is not None,
-            )
-            launch.launcher_option_list.append(opt)
-            launch.launcher_options[opt.key] = opt
-            if key == "module":
-                launch.module = True
-            i = end
+            i = _short_option(words, i, spec, launch)
             continue
-        if w.value is None and w.may_split and not pre:
-            # `torchrun $DISTRIBUTED_ARGS train.py`: an unknown run of words, not the program,
-            # when a script name follows.
-            if any(_looks_like_program(x) for x in words[i + 1 :]):
-                launch.opaque.append(w)
-                launch.complete = False
-                i += 1
-                continue
+        # `torchrun $DISTRIBUTED_ARGS train.py`: an unknown run of words, not the program,
+        # when a script name follows.
+        if w.value is None and w.may_split and not pre and any(_looks_like_program(x) for x in words[i + 1 :]):
+            launch.opaque.append(w)
+            launch.complete = False
+            i += 1
+            continue
         return i
     return n
+
+
+def _add_option(launch: LaunchCommand, opt: Option, module: bool) -> None:
+    launch.launcher_option_list.append(opt)
+    launch.launcher_options[opt.key] = opt
+    if module:
+        launch.module = True
+
+
+def _long_option(words: list[Word], i: int, spec: Spec, launch: LaunchCommand) -> int:
+    """``--name value`` or ``--name=value`` at ``words[i]``; the index after it."""
+    n = len(words)
+    w = words[i]
+    pre = w.prefix
+    parts = split_word(w) if "=" in pre else None
+    if parts is not None:
+        name, value_word = parts
+    else:
+        name, value_word = pre, None
+    key, takes, ok = spec.resolve(name)
+    inline = value_word is not None
+    if takes is None:  # an option this table does not know: guess from what follows
+        takes = inline or (
+            i + 1 < n and not _is_flag(words[i + 1].prefix) and not _looks_like_program(words[i + 1])
+        )
+    values: list[Word] = []
+    if inline:
+        values = [value_word]
+        end = i + 1
+    elif takes and i + 1 < n:
+        values = [words[i + 1]]
+        end = i + 2
+    else:
+        end = i + 1
+    opt = Option(name, _name_span(w, name), values[0] if values else None, _span_of(words[i:end]), key, values, inline, ok)
+    _add_option(launch, opt, key == "module" and not values)
+    return end
+
+
+def _short_option(words: list[Word], i: int, spec: Spec, launch: LaunchCommand) -> int:
+    """``-m``, ``-n 4`` or ``-n4`` at ``words[i]``; the index after it."""
+    w = words[i]
+    pre = w.prefix
+    short = pre[:2]
+    key = spec.short.get(short)
+    takes = key in spec.values if key else False
+    attached = w.value is not None and len(w.value) > 2
+    values = []
+    end = i + 1
+    if takes and attached:
+        rest = split_word(w, short)
+        if rest is not None:
+            values = [rest[1]]
+    elif takes and i + 1 < len(words):
+        values = [words[i + 1]]
+        end = i + 2
+    opt = Option(short if key else pre, _name_span(w, short if key else pre), values[0] if values else None,
+                 _span_of(words[i:end]), key or _canon(pre), values, False, key is not None)
+    _add_option(launch, opt, key == "module")
+    return end
 
 
 def _parse_program_args(words: list[Word], launch: LaunchCommand) -> list[Option]:
@@ -544,11 +316,30 @@ def _finish_program(launch: LaunchCommand, words: list[Word], index: int) -> Lau
     return launch
 
 
-def _python(cmd: Command, words: list[Word], start: int) -> LaunchCommand | None:
-    """``python [interpreter options] script.py args`` or ``python -m module args``."""
+def _python_letters(words: list[Word], i: int) -> tuple[int, Word | None] | None:
+    """A cluster of short interpreter options (``-u``, ``-Wignore``, ``-um pkg``) at ``words[i]``:
+    (the index after it, the module ``-m`` names); None for ``-c`` or a ``-m`` without a module."""
+    letters = words[i].value[1:]
+    for k, ch in enumerate(letters):
+        if ch == "c":
+            return None  # python -c "...": not a script launch
+        if ch == "m":
+            if letters[k + 1 :]:
+                split = split_word(words[i], "m")
+                return i + 1, split[1] if split is not None else words[i]
+            if i + 1 < len(words):
+                return i + 2, words[i + 1]
+            return None
+        if ch in _PY_ARG_OPTS:
+            return (i + 1 if letters[k + 1 :] else i + 2), None
+    return i + 1, None
+
+
+def _python_options(words: list[Word], start: int) -> tuple[int, Word | None] | None:
+    """The interpreter's options skipped: (the index of the script or of the module's first
+    argument, the module ``-m`` names); None when the command runs no script."""
     i = start
     n = len(words)
-    module: Word | None = None
     while i < n:
         v = words[i].value
         if v is None:
@@ -561,55 +352,135 @@ def _python(cmd: Command, words: list[Word], start: int) -> LaunchCommand | None
         if v.startswith("--"):
             i += 2 if v in _PY_LONG_ARG_OPTS else 1
             continue
-        letters = v[1:]
-        consumed = False
-        for k, ch in enumerate(letters):
-            if ch == "c":
-                return None  # python -c "...": not a script launch
-            if ch == "m":
-                rest = letters[k + 1 :]
-                if rest:
-                    split = split_word(words[i], "m")
-                    module = split[1] if split is not None else words[i]
-                    i += 1
-                elif i + 1 < n:
-                    module = words[i + 1]
-                    i += 2
-                else:
-                    return None
-                consumed = True
-                break
-            if ch in _PY_ARG_OPTS:
-                i += 1 if letters[k + 1 :] else 2
-                consumed = True
-                break
+        step = _python_letters(words, i)
+        if step is None:
+            return None
+        i, module = step
         if module is not None:
-            break
-        if not consumed:
-            i += 1
+            return i, module
+    return i, None
+
+
+#: ``python -m`` of a launcher's own module: (launcher, subcommand, its option table).
+_RUNNER_MODULES = {
+    "torch.distributed.run": ("torchrun", None, TORCHRUN),
+    "torch.distributed.launch": ("torchrun", None, TORCHRUN),
+    "deepspeed.launcher.runner": ("deepspeed", None, DEEPSPEED),
+    "accelerate.commands.launch": ("accelerate", "launch", ACCELERATE),
+}
+
+
+def _python_module(cmd: Command, words: list[Word], i: int, module: Word) -> LaunchCommand:
+    """``python -m module args``: a launcher's own module, or the program."""
+    name = module.value
+    if name in _RUNNER_MODULES:
+        launcher, subcommand, table = _RUNNER_MODULES[name]
+        launch = LaunchCommand(cmd, launcher, subcommand, via=f"python -m {name}")
+        return _finish_program(launch, words, _parse_launcher_options(words, i, table, launch))
+    launch = LaunchCommand(cmd, "python", module=True)
+    launch.program = module
+    _entry_for_program(launch)
+    rest = words[i:]
+    if launch.entry is not None:
+        rest = _strip_config(launch, rest)
+    launch.program_args = _parse_program_args(rest, launch)
+    return launch
+
+
+def _python(cmd: Command, words: list[Word], start: int) -> LaunchCommand | None:
+    """``python [interpreter options] script.py args`` or ``python -m module args``."""
+    options = _python_options(words, start)
+    if options is None:
+        return None
+    i, module = options
     if module is not None:
-        name = module.value
-        if name in ("torch.distributed.run", "torch.distributed.launch"):
-            launch = LaunchCommand(cmd, "torchrun", via=f"python -m {name}")
-            return _finish_program(launch, words, _parse_launcher_options(words, i, _TORCHRUN, launch))
-        if name == "deepspeed.launcher.runner":
-            launch = LaunchCommand(cmd, "deepspeed", via=f"python -m {name}")
-            return _finish_program(launch, words, _parse_launcher_options(words, i, _DEEPSPEED, launch))
-        if name == "accelerate.commands.launch":
-            launch = LaunchCommand(cmd, "accelerate", "launch", via=f"python -m {name}")
-            return _finish_program(launch, words, _parse_launcher_options(words, i, _ACCELERATE, launch))
-        launch = LaunchCommand(cmd, "python", module=True)
-        launch.program = module
-        _entry_for_program(launch)
-        rest = words[i:]
-        if launch.entry is not None:
-            rest = _strip_config(launch, rest)
-        launch.program_args = _parse_program_args(rest, launch)
-        return launch
-    if i >= n:
+        return _python_module(cmd, words, i, module)
+    if i >= len(words):
         return None  # the interactive interpreter or a here-document on stdin
     launch = LaunchCommand(cmd, "python")
     return _finish_program(launch, words, i)
+
+
+def _deepspeed(cmd: Command, words: list[Word]) -> LaunchCommand:
+    launch = LaunchCommand(cmd, "deepspeed")
+    return _finish_program(launch, words, _parse_launcher_options(words, 1, DEEPSPEED, launch))
+
+
+def _torchrun(cmd: Command, words: list[Word]) -> LaunchCommand:
+    launch = LaunchCommand(cmd, "torchrun")
+    return _finish_program(launch, words, _parse_launcher_options(words, 1, TORCHRUN, launch))
+
+
+def _accelerate(cmd: Command, words: list[Word]) -> LaunchCommand | None:
+    """``accelerate launch ...`` or ``accelerate-launch ...``."""
+    start = 1
+    if cmd.basename == "accelerate":
+        if len(words) < 2 or words[1].value != "launch":
+            return None
+        start = 2
+    launch = LaunchCommand(cmd, "accelerate", "launch")
+    return _finish_program(launch, words, _parse_launcher_options(words, start, ACCELERATE, launch))
+
+
+def _swift(cmd: Command, words: list[Word]) -> LaunchCommand:
+    """``swift sft ...`` / ``megatron sft ...``: a subcommand, a positional config, flags."""
+    base = cmd.basename
+    launch = LaunchCommand(cmd, base)
+    rest = words[1:]
+    if rest and rest[0].value is not None and not rest[0].value.startswith("-"):
+        launch.subcommand = rest[0].value.replace("_", "-")
+        rest = rest[1:]
+        launch.entry = f"{base} {launch.subcommand}"
+    elif rest and rest[0].value is None:
+        launch.complete = False
+    rest = _strip_config(launch, rest)
+    launch.program_args = _parse_program_args(rest, launch)
+    return launch
+
+
+def _llamafactory(cmd: Command, words: list[Word]) -> LaunchCommand:
+    """``llamafactory-cli train config.yaml key=value ...``."""
+    launch = LaunchCommand(cmd, "llamafactory")
+    rest = words[1:]
+    if rest and rest[0].value is not None and not rest[0].value.startswith("-"):
+        launch.subcommand = rest[0].value
+        rest = rest[1:]
+        launch.entry = f"llamafactory {launch.subcommand}"
+    rest = _strip_config(launch, rest)
+    if launch.config_file is not None:
+        rest = _overrides(launch, rest)
+    launch.program_args = _parse_program_args(rest, launch)
+    return launch
+
+
+def _overrides(launch: LaunchCommand, rest: list[Word]) -> list[Word]:
+    """The ``key=value`` words after llamafactory-cli's config, as overrides; the other words."""
+    plain: list[Word] = []
+    for w in rest:
+        pre = w.prefix
+        m = re.match(r"[A-Za-z_][\w.\-\[\]]*=", pre)
+        parts = split_word(w) if m else None
+        if parts is not None:
+            key, value_word = parts
+            launch.overrides.append(
+                Option(key, _name_span(w, key), value_word, w.span, key, [value_word], True)
+            )
+        else:
+            plain.append(w)
+    return plain
+
+
+#: a command's basename -> the launch it starts (None when this use of it starts none).
+_LAUNCHES = {
+    "deepspeed": _deepspeed,
+    "torchrun": _torchrun,
+    "accelerate": _accelerate,
+    "accelerate-launch": _accelerate,
+    "swift": _swift,
+    "megatron": _swift,
+    "llamafactory-cli": _llamafactory,
+    "lmf": _llamafactory,
+}
 
 
 def launch_of(cmd: Command) -> LaunchCommand | None:
@@ -617,59 +488,11 @@ def launch_of(cmd: Command) -> LaunchCommand | None:
     base = cmd.basename
     if base is None:
         return None
-    words = cmd.argv
-    if base == "deepspeed":
-        launch = LaunchCommand(cmd, "deepspeed")
-        return _finish_program(launch, words, _parse_launcher_options(words, 1, _DEEPSPEED, launch))
-    if base == "torchrun":
-        launch = LaunchCommand(cmd, "torchrun")
-        return _finish_program(launch, words, _parse_launcher_options(words, 1, _TORCHRUN, launch))
-    if base in ("accelerate", "accelerate-launch"):
-        start = 1
-        if base == "accelerate":
-            if len(words) < 2 or words[1].value != "launch":
-                return None
-            start = 2
-        launch = LaunchCommand(cmd, "accelerate", "launch")
-        return _finish_program(launch, words, _parse_launcher_options(words, start, _ACCELERATE, launch))
-    if base in ("swift", "megatron"):
-        launch = LaunchCommand(cmd, base)
-        rest = words[1:]
-        if rest and rest[0].value is not None and not rest[0].value.startswith("-"):
-            launch.subcommand = rest[0].value.replace("_", "-")
-            rest = rest[1:]
-            launch.entry = f"{base} {launch.subcommand}"
-        elif rest and rest[0].value is None:
-            launch.complete = False
-        rest = _strip_config(launch, rest)
-        launch.program_args = _parse_program_args(rest, launch)
-        return launch
-    if base in ("llamafactory-cli", "lmf"):
-        launch = LaunchCommand(cmd, "llamafactory")
-        rest = words[1:]
-        if rest and rest[0].value is not None and not rest[0].value.startswith("-"):
-            launch.subcommand = rest[0].value
-            rest = rest[1:]
-            launch.entry = f"llamafactory {launch.subcommand}"
-        rest = _strip_config(launch, rest)
-        if launch.config_file is not None:
-            plain: list[Word] = []
-            for w in rest:
-                pre = w.prefix
-                m = re.match(r"[A-Za-z_][\w.\-\[\]]*=", pre)
-                parts = split_word(w) if m else None
-                if parts is not None:
-                    key, value_word = parts
-                    launch.overrides.append(
-                        Option(key, _name_span(w, key), value_word, w.span, key, [value_word], True)
-                    )
-                else:
-                    plain.append(w)
-            rest = plain
-        launch.program_args = _parse_program_args(rest, launch)
-        return launch
+    launch = _LAUNCHES.get(base)
+    if launch is not None:
+        return launch(cmd, cmd.argv)
     if re.fullmatch(r"python(\d+(\.\d+)*)?", base):
-        return _python(cmd, words, 1)
+        return _python(cmd, cmd.argv, 1)
     return None
 
 

@@ -22,8 +22,8 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from dslint.launch.pyprogram import (MISSING, ArgDef, Evidence, KeywordCall, Program, dataclass_fields, module_file,
-                                     read_program)
+from dslint.launch.pymodule import MISSING
+from dslint.launch.pyprogram import ArgDef, Evidence, KeywordCall, Program, dataclass_fields, module_file, read_program
 
 # Consumer kinds, and who among the DeepSpeed readers each one is (``LaunchPlan.consumer``).
 HF, TRL, ACCELERATE, DEEPSPEED = "hf", "trl", "accelerate", "deepspeed"
@@ -159,21 +159,7 @@ def of_module(name: str, evidence: Evidence) -> Consumer | None:
 def classify(program: Program) -> Consumer:
     """The kind of a program from what it uses, with the evidence for it."""
     facts = program
-    hydra = facts.first_use("hydra.main", "hydra.compose", "hydra.initialize", "hydra.initialize_config_dir",
-                            "omegaconf.OmegaConf.load", "omegaconf.OmegaConf.merge", "omegaconf.OmegaConf.from_cli")
-    # Used to be an attribute call on an alias (`OmegaConf.load`): the qualified name is under omegaconf.
-    if hydra is None:
-        hydra = facts.first_use("omegaconf.OmegaConf")
-
-    def found(kind: str, *evidence: Evidence | None) -> Consumer:
-        proof = [e for e in evidence if e is not None]
-        consumer = Consumer(kind, True, proof, program=program.entry, facts=program, config_system=hydra)
-        if kind in (ACCELERATE, DEEPSPEED, HYDRA):  # a loop of the project's own: it may only evaluate
-            consumer.evaluation = evaluation_only(facts)
-            if consumer.evaluation is not None:
-                consumer.evidence.append(consumer.evaluation)
-        return consumer
-
+    hydra = _config_system(facts)
     undecided = _undecided(facts)
     if undecided is not None:
         why, rivals = undecided
@@ -182,37 +168,72 @@ def classify(program: Program) -> Consumer:
     for kind, prefixes in _TRAINERS:
         evidence = facts.first_use(*prefixes)
         if evidence is not None:
-            consumer = found(kind, evidence)
+            consumer = _found(program, hydra, kind, evidence)
             consumer.version_hints = _version_hints(facts)
             return consumer
+    engine = _engine(facts)
+    if engine is not None:
+        return _found(program, hydra, *engine)
+    return _without_engine(program, hydra)
+
+
+def _config_system(facts: Program) -> Evidence | None:
+    """Hydra or OmegaConf reading the program's YAML."""
+    hydra = facts.first_use("hydra.main", "hydra.compose", "hydra.initialize", "hydra.initialize_config_dir",
+                            "omegaconf.OmegaConf.load", "omegaconf.OmegaConf.merge", "omegaconf.OmegaConf.from_cli")
+    # Used to be an attribute call on an alias (`OmegaConf.load`): the qualified name is under omegaconf.
+    if hydra is None:
+        hydra = facts.first_use("omegaconf.OmegaConf")
+    return hydra
+
+
+def _found(program: Program, hydra: Evidence | None, kind: str, *evidence: Evidence | None) -> Consumer:
+    """An established consumer of ``kind`` with its evidence."""
+    proof = [e for e in evidence if e is not None]
+    consumer = Consumer(kind, True, proof, program=program.entry, facts=program, config_system=hydra)
+    if kind in (ACCELERATE, DEEPSPEED, HYDRA):  # a loop of the project's own: it may only evaluate
+        consumer.evaluation = evaluation_only(program)
+        if consumer.evaluation is not None:
+            consumer.evidence.append(consumer.evaluation)
+    return consumer
+
+
+def _engine(facts: Program) -> tuple | None:
+    """(kind, evidence...) of the engine a program without a known trainer builds: TRL, an HF
+    Trainer, Megatron's loop, an Accelerator or deepspeed.initialize."""
     trl = _trl_evidence(facts)
     if trl is not None:
-        return found(TRL, trl)
+        return TRL, trl
     hf = facts.derives_from("transformers.Trainer") or facts.derives_from("transformers.Seq2SeqTrainer") \
         or facts.first_use(*_HF_NAMES)
     if hf is not None:
-        return found(HF, hf, facts.first_use(*_HF_ARGS))
+        return HF, hf, facts.first_use(*_HF_ARGS)
     megatron = facts.first_use(*_MEGATRON)
     if megatron is not None:
         # Megatron-LM and Megatron-DeepSpeed share the package name; either way the engine is
         # built by Megatron's own training loop, which hands DeepSpeed the config as a path.
-        return found(MEGATRON_DS, megatron, facts.first_use("deepspeed.initialize"))
-    initialize = facts.first_use("deepspeed.initialize")
+        return MEGATRON_DS, megatron, facts.first_use("deepspeed.initialize")
     accelerator = facts.first_use("accelerate.Accelerator")
     if accelerator is not None:
-        return found(ACCELERATE, accelerator)
+        return ACCELERATE, accelerator
+    initialize = facts.first_use("deepspeed.initialize")
     if initialize is not None:
-        return found(DEEPSPEED, initialize)
+        return DEEPSPEED, initialize
+    return None
+
+
+def _without_engine(program: Program, hydra: Evidence | None) -> Consumer:
+    """A program that builds no engine dslint knows: a Hydra app, an inference script, or unknown."""
+    facts = program
     hf_args = facts.first_use(*_HF_ARGS)
     inference = facts.first_use(*_INFERENCE_CALLS) or facts.method_calls.get("generate")
     trains = any(m in facts.method_calls for m in ("backward",))
     if hydra is not None and (hf_args is None):
         if inference is not None and not trains:
-            consumer = found(INFERENCE, inference)
-            return consumer
-        return found(HYDRA, hydra)
+            return _found(program, hydra, INFERENCE, inference)
+        return _found(program, hydra, HYDRA, hydra)
     if inference is not None and not trains and hf_args is None:
-        return found(INFERENCE, inference)
+        return _found(program, hydra, INFERENCE, inference)
     reason = "shows no trainer, Accelerator, deepspeed.initialize or known framework"
     if program.truncated:
         reason += f" within {len(program.files)} files"
@@ -399,6 +420,38 @@ _EXTERNAL_DATACLASSES = {
 }
 
 
+def _schema(name: str) -> str | None:
+    """The schema dslint has for a dataclass outside the project (TrainingArguments, a TRL config)."""
+    schema = _EXTERNAL_DATACLASSES.get(name)
+    if schema is None and name.startswith("trl.") and name.endswith("Config"):
+        schema = f"trl:{name.rsplit('.', 1)[-1]}"
+    return schema
+
+
+def _add_dataclass(out: ProgramArguments, facts: Program, name: str) -> None:
+    """The arguments a dataclass given to HfArgumentParser/TrlParser makes: a known schema, or the
+    fields of a project class with the schemas of the classes outside the project it derives from."""
+    schema = _schema(name)
+    if schema is not None:
+        out.schemas.append(schema)
+        return
+    fields = dataclass_fields(facts, name)
+    if fields is None:
+        out.unresolved.append(name)
+        out.complete = False
+        return
+    cls = facts.classes.get(name.rsplit(".", 1)[-1])
+    for base in _external_bases(facts, cls):
+        schema = _schema(base)
+        if schema is not None:
+            out.schemas.append(schema)
+        elif "." in base and not base.startswith(".") and base not in ("object",):
+            out.unresolved.append(base)
+            out.complete = False
+    for definition in fields:
+        out.own.setdefault(definition.name, definition)
+
+
 def program_arguments(consumer: Consumer) -> ProgramArguments | None:
     """What the program's parsers accept; None when it runs none dslint could see."""
     facts = consumer.facts
@@ -413,29 +466,7 @@ def program_arguments(consumer: Consumer) -> ProgramArguments | None:
             out.complete = False
             out.tolerant = True
         for name in parser.classes:
-            schema = _EXTERNAL_DATACLASSES.get(name)
-            if schema is None and name.startswith("trl.") and name.endswith("Config"):
-                schema = f"trl:{name.rsplit('.', 1)[-1]}"
-            if schema is not None:
-                out.schemas.append(schema)
-                continue
-            fields = dataclass_fields(facts, name)
-            if fields is None:
-                out.unresolved.append(name)
-                out.complete = False
-                continue
-            cls = facts.classes.get(name.rsplit(".", 1)[-1])
-            for base in _external_bases(facts, cls):
-                schema = _EXTERNAL_DATACLASSES.get(base)
-                if schema is None and base.startswith("trl.") and base.endswith("Config"):
-                    schema = f"trl:{base.rsplit('.', 1)[-1]}"
-                if schema is not None:
-                    out.schemas.append(schema)
-                elif "." in base and not base.startswith(".") and base not in ("object",):
-                    out.unresolved.append(base)
-                    out.complete = False
-            for definition in fields:
-                out.own.setdefault(definition.name, definition)
+            _add_dataclass(out, facts, name)
     if facts.parsers and not any(p.kind in ("hf", "trl") for p in facts.parsers) and not facts.argparse:
         out.complete = False
     if facts.truncated or facts.unreadable:

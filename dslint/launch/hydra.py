@@ -353,31 +353,44 @@ def compose(plan, base_of: Callable[[str], Base | None], default_config: str | N
     """
     command = read_command(program_words(plan.command))
     out = Composition(command, where=where)
-    name = _word_text(command.config_name)
     primary = plan.training_config.document if plan.training_config is not None else None
     if primary is not None and primary.mapping is not None:
-        local = {ref.raw: ref.document for ref in plan.references
-                 if ref.role == "hydra-default" and ref.document is not None and ref.document.mapping is not None}
-        entries = defaults_list(primary.mapping)
-        if not any(kind == "self" for kind, _ in entries):
-            entries.append(("self", None))
-        for kind, item in entries:
-            if kind == "self":
-                out.layers.append(Layer(primary.path, flatten(primary.mapping)))
-            elif kind == "config" and item in local:
-                out.layers.append(Layer(local[item].path, flatten(local[item].mapping)))
-            elif kind == "config" and base_of(item) is not None and out.base is None:
-                out.base = base_of(item)
-            else:
-                out.unread.append(f"the default `{item}` of {primary.path}")
-        return out
+        _compose_primary(out, plan, primary, base_of)
+    else:
+        _compose_named(out, command, base_of, default_config, default_path)
+    return out
+
+
+def _compose_primary(out: Composition, plan, primary, base_of: Callable[[str], Base | None]) -> None:
+    """The layers of a primary config the linker found: its defaults list in order, itself included."""
+    local = {ref.raw: ref.document for ref in plan.references
+             if ref.role == "hydra-default" and ref.document is not None and ref.document.mapping is not None}
+    entries = defaults_list(primary.mapping)
+    if not any(kind == "self" for kind, _ in entries):
+        entries.append(("self", None))
+    for kind, item in entries:
+        if kind == "self":
+            out.layers.append(Layer(primary.path, flatten(primary.mapping)))
+        elif kind == "config" and item in local:
+            out.layers.append(Layer(local[item].path, flatten(local[item].mapping)))
+        elif kind == "config" and base_of(item) is not None and out.base is None:
+            out.base = base_of(item)
+        else:
+            out.unread.append(f"the default `{item}` of {primary.path}")
+
+
+def _compose_named(out: Composition, command: HydraCommand, base_of: Callable[[str], Base | None], default_config: str | None,
+                   default_path: str | None) -> None:
+    """No primary config file was found: a framework's shipped config by the name the command line
+    (or ``@hydra.main``) gives, else what could not be read."""
+    name = _word_text(command.config_name)
     if name is None and command.config_name is not None:
         out.unread.append(f"the config {command.config_name.raw}, only known at run time")
-        return out
+        return
     name = name or default_config
     if name is None:
         out.unread.append("the primary config, which the command line does not name")
-        return out
+        return
     stem = name[:-5] if name.endswith(".yaml") else name
     # Without --config-path/--config-dir the name is looked up where @hydra.main says: the package's own configs.
     path = _word_text(command.config_path)
@@ -388,7 +401,6 @@ def compose(plan, base_of: Callable[[str], Base | None], default_config: str | N
         out.base = base
     else:
         out.unread.append(f"the config {name}, which dslint could not find")
-    return out
 
 
 def _word_text(word) -> str | None:

@@ -419,12 +419,27 @@ MAX_SIBLING_BYTES = 256 * 1024
 
 def sibling_nodes(nodes: list[Node], documents: list[Document]) -> list[Node]:
     """Node launches in the folders of ``nodes`` that the run does not list, read to complete layouts."""
-    from dslint.documents import Skipped, read_document
-    from dslint.documents.model import SCRIPT
     from dslint.launch.link import Linker
 
     listed = {os.path.realpath(d.path) for d in documents if d.path and not d.path.startswith("<")}
-    # real folder -> (display folder, suffixes, words one of which a partner's text must contain)
+    found: list[Document] = []
+    for folder, (display, suffixes, words) in _wanted_folders(nodes).items():
+        found += _sibling_scripts(folder, display, suffixes, words, listed)
+    if not found:
+        return []
+    out = []
+    for plan in Linker(found).plans():
+        node = node_of(plan)
+        if node is not None:
+            node.outside = True
+            out.append(node)
+    return out
+
+
+def _wanted_folders(nodes: list[Node]) -> dict[str, tuple[str, set[str], set[str]]]:
+    """real folder -> (display folder, suffixes, words one of which a partner's text must contain)."""
+    from dslint.documents.model import SCRIPT
+
     wanted: dict[str, tuple[str, set[str], set[str]]] = {}
     for node in nodes:
         # A launch that serves every rank has no partners to compare with; only per-node ones do.
@@ -435,39 +450,38 @@ def sibling_nodes(nodes: list[Node], documents: list[Document]) -> list[Node]:
         entry = wanted.setdefault(node.folder, (display, set(), set()))
         entry[1].add(suffix)
         entry[2].add(_program_word(node))
-    found: list[Document] = []
-    for folder, (display, suffixes, words) in wanted.items():
-        try:
-            names = sorted(os.listdir(folder))[:MAX_SIBLINGS]
-        except OSError:
-            continue
-        for name in names:
-            real = os.path.join(folder, name)
-            if os.path.splitext(name)[1].lower() not in suffixes or real in listed:
-                continue
-            try:
-                if not os.path.isfile(real) or os.path.getsize(real) > MAX_SIBLING_BYTES:
-                    continue
-                with open(real, "rb") as handle:
-                    data = handle.read()
-                if not any(word.encode() in data for word in words):
-                    continue  # it cannot launch the same program: not worth parsing
-                document = read_document(os.path.join(display, name), data)
-            except (OSError, Skipped):
-                continue
-            except Exception:  # a sibling that cannot be read only leaves its layout incomplete
-                continue
-            if document.kind == SCRIPT:
-                found.append(document)
-    if not found:
+    return wanted
+
+
+def _sibling_scripts(folder: str, display: str, suffixes: set[str], words: set[str], listed: set[str]) -> list[Document]:
+    """The scripts of ``folder`` the run does not list that may launch the same program."""
+    from dslint.documents import Skipped, read_document
+    from dslint.documents.model import SCRIPT
+
+    try:
+        names = sorted(os.listdir(folder))[:MAX_SIBLINGS]
+    except OSError:
         return []
-    out = []
-    for plan in Linker(found).plans():
-        node = node_of(plan)
-        if node is not None:
-            node.outside = True
-            out.append(node)
-    return out
+    found = []
+    for name in names:
+        real = os.path.join(folder, name)
+        if os.path.splitext(name)[1].lower() not in suffixes or real in listed:
+            continue
+        try:
+            if not os.path.isfile(real) or os.path.getsize(real) > MAX_SIBLING_BYTES:
+                continue
+            with open(real, "rb") as handle:
+                data = handle.read()
+            if not any(word.encode() in data for word in words):
+                continue  # it cannot launch the same program: not worth parsing
+            document = read_document(os.path.join(display, name), data)
+        except (OSError, Skipped):
+            continue
+        except Exception:  # a sibling that cannot be read only leaves its layout incomplete
+            continue
+        if document.kind == SCRIPT:
+            found.append(document)
+    return found
 
 
 def _program_word(node: Node) -> str:

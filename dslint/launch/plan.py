@@ -19,6 +19,14 @@ HF_LIKE = ("hf", "swift", "llamafactory")  # through transformers' Trainer: it f
 FILLS_AUTO = HF_LIKE + ("accelerate",)
 
 
+def where(span: Span | None) -> str:
+    """Where a value was written, as origins say it: ``path:line``, or the command line."""
+    if span is None:
+        return "the command line"
+    line = span.source.position(span.start)[0]
+    return f"{span.path}:{line}"
+
+
 @dataclass(frozen=True)
 class Sourced:
     """A value and where it came from."""

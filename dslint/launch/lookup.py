@@ -1,0 +1,137 @@
+"""Finding the files a launch names, for the linker (dslint.launch.link).
+
+A relative name is looked up in the folder the script cd's into before the launch (where bash
+looks first), then relative to the naming file's folder, each folder above it up to the
+repository root, and the working directory (dslint.launch.named.candidate_paths). A file found
+is read once per run: the run's own documents, a listed file another process reads (adopted),
+the fixer's edited and unwritten text, or the file on disk up to ``MAX_LINKED_BYTES``.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from dslint.documents import Skipped, read_document
+from dslint.documents.model import Document
+from dslint.launch.named import candidate_paths
+from dslint.launch.named import repository_root as _repository_root
+from dslint.launch.plan import Reference, Sourced
+from dslint.launch.vendored import working_directory
+from dslint.source import Span
+
+MAX_LINKED_BYTES = 2 * 1024 * 1024
+
+
+def display(path: Path, cwd: Path) -> str:
+    try:
+        return os.path.relpath(path, cwd)
+    except ValueError:
+        return str(path)
+
+
+def real_path(path: str) -> str | None:
+    if not path or path == "-" or path.startswith("<"):
+        return None
+    try:
+        return os.path.realpath(path)
+    except (OSError, ValueError):
+        return None
+
+
+class Files:
+    """The files of one linking run: those listed, and those read because a launch names them."""
+
+    def __init__(self, documents: list[Document], cwd: Path, overrides: dict[str, bytes], adopt=None):
+        self.cwd = cwd
+        self.overrides = overrides  # display path -> bytes: the fixer's edited, unwritten files
+        self.adopt = adopt  # listed files another process reads (dslint.run.split.Adoptable)
+        self.by_path: dict[str, Document] = {}
+        for doc in documents:
+            real = real_path(doc.source.path)
+            if real:
+                self.by_path[real] = doc
+        self.loaded: list[Document] = []  # documents read because something links to them
+        self.roots: dict[Path, Path | None] = {}  # folder → its repository root (root)
+
+    def display(self, path: Path) -> str:
+        return display(path, self.cwd)
+
+    def candidates(self, raw: str, base: Path) -> list[Path]:
+        return candidate_paths(raw, base, self.cwd)
+
+    def root(self, base: Path) -> Path | None:
+        if base not in self.roots:  # asked several times for every launch of a folder
+            root = _repository_root(base)
+            self.roots[base] = None if root == Path(root.anchor or "/") else root
+        return self.roots[base]
+
+    def workdir(self, doc: Document, command, base: Path) -> Sourced | None:
+        """The folder the script cd's into before ``command``, when it says so."""
+        moved = working_directory(doc.script, command, base, lambda: self.root(base) or base)
+        if moved is None:
+            return None
+        return Sourced(moved[0], f"{moved[1].text} at {moved[1].where()}")
+
+    def resolve(self, role: str, raw: str | None, span: Span, base: Path, expect: str, assumed: str | None = None,
+                workdir: Path | None = None) -> Reference:
+        """``workdir``: the folder the script cd's into before the launch, where bash looks first."""
+        reference = Reference(role=role, raw=raw, span=span, assumed=assumed)
+        if raw is None or not raw.strip():
+            return reference
+        first = [Path(os.path.normpath(workdir / raw.strip()))] if workdir is not None and not os.path.isabs(raw.strip()) else []
+        return self.first_file(reference, first + self.candidates(raw.strip(), base), expect)
+
+    def first_file(self, reference: Reference, candidates: list[Path], expect: str) -> Reference:
+        """The first of ``candidates`` that is a file, loaded into ``reference``; every path looked at in ``tried``."""
+        for candidate in candidates:
+            shown = self.display(candidate)
+            if shown in reference.tried:
+                continue
+            reference.tried.append(shown)
+            if candidate.is_file():
+                reference.document = self.load(candidate, expect)
+                if reference.document is None:
+                    reference.tried[-1] += " (found, but not readable as a config)"
+                return reference
+        return reference
+
+    def load(self, path: Path, expect: str) -> Document | None:
+        real = os.path.realpath(path)
+        if real in self.by_path:
+            return self.by_path[real]
+        if self.adopt is not None:
+            listed, document = self.adopt.take(real)
+            if listed and document is not None:  # read here as the listed file it is
+                self.by_path[real] = document
+                self.loaded.append(document)
+                return document
+        display = self.display(path)
+        try:
+            if display in self.overrides:
+                data = self.overrides[display]
+            elif os.path.getsize(path) > MAX_LINKED_BYTES:
+                return None
+            else:
+                data = path.read_bytes()
+        except OSError:
+            return None
+        try:
+            document = read_document(display, data, expect=expect)
+        except Skipped:
+            return None
+        except Exception:  # a linked file must not break the launch it belongs to
+            return None
+        self.by_path[real] = document
+        self.loaded.append(document)
+        return document
+
+    def text(self, raw: str, base: Path) -> str | None:
+        """The text of the first file ``raw`` names (a hostfile); None when none is found or it cannot be read."""
+        for candidate in self.candidates(raw, base):
+            if candidate.is_file():
+                try:
+                    return candidate.read_text(encoding="utf-8", errors="replace")
+                except OSError:
+                    return None
+        return None
