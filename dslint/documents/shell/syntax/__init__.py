@@ -12,7 +12,8 @@ from dataclasses import dataclass
 
 from ..quoting import ansi_c
 
-from .grammar import CondError, Grammar
+from .conditional import CondError
+from .grammar import Grammar
 from .lexer import Lexer
 from .tokens import EOF, REDIR_WORD, TOKEN_TEXT, LexError, UnexpectedToken
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from .conditional import CondError, Conditional
 from .lexer import Lexer
 from .pairs import gather_heredocs
 from .tokens import (
@@ -40,21 +41,7 @@ _PLAIN_ARGS = re.compile(
     r"""(?:(?:[ \t]|\\\n)+(?!\#)(?:[^ \t\n\\'"`$<>()|&;]|'[^']*'|"[^"\\$`]*"|\$[A-Za-z_][A-Za-z0-9_]*"""
     r"""|\$\{[A-Za-z_][A-Za-z0-9_]*\})+(?=[ \t\n]|\\\n))+"""
 )
-_UNARY = frozenset("-" + c for c in "abcdefghknoprstuvwxzGLOSNR")
-_BINARY = frozenset({"=", "==", "!=", "<", ">", "-nt", "-ot", "-lt", "-gt", "-eq", "-ef", "-ne", "-ge", "-le"})
 
-
-# bison's numbers for the word-like tokens (y.tab.h of bash 5.2), which bash prints for them in [[ ]]
-_TOKEN_NUMBERS = {ASSIGNMENT_WORD: 282, REDIR_WORD: 283, NUMBER: 284, ARITH_CMD: 285, ARITH_FOR_EXPRS: 286}
-
-
-class CondError(Exception):
-    """A [[ ]] expression bash rejects (it prints the message; ``message`` None when it prints none)."""
-
-    def __init__(self, line: int, message: str | None):
-        super().__init__(message)
-        self.line = line
-        self.message = message
 
 
 class Grammar:
@@ -62,7 +49,7 @@ class Grammar:
         self.lx = lexer
         self.tok: str | None = None  # the lookahead token, once read
         self.units = units  # when a list: (start, end) of each complete command read at the top level
-        lexer.cond = self.cond_command
+        lexer.cond = lambda: Conditional(lexer).command()
         lexer.comsub_parser = self.comsub
 
     # ---- tokens -------------------------------------------------------------------------
@@ -422,123 +409,6 @@ class Grammar:
             gather_heredocs(lx)
         lx.restore(saved_state)
         self.tok = saved_tok
-
-    # ---- [[ ]] -----------------------------------------------------------------------------
-
-    def cond_command(self) -> None:
-        lx = self.lx
-        self.cond_line = lx.line()
-        self.cond_tok = None
-        self.cond_or()
-        if self.cond_tok != "COND_END":
-            tok = self.cond_tok
-            if tok == "COND_ERROR":
-                raise CondError(self.cond_line, None)
-            if tok == EOF:
-                raise CondError(self.cond_line, "unexpected EOF while looking for `]]'")
-            text = _token_text(tok, None)
-            if text is None:
-                raise CondError(self.cond_line, "syntax error in conditional expression")
-            raise CondError(self.cond_line, f"syntax error in conditional expression: unexpected token `{text}'")
-
-    def cond_read(self) -> str:
-        return self.lx.read_token()
-
-    def cond_skip_newlines(self) -> str:
-        while True:
-            tok = self.cond_read()
-            if tok != "\n":
-                self.cond_tok = tok
-                return tok
-
-    def cond_or(self) -> None:
-        self.cond_and()
-        if self.cond_tok == "OR_OR":
-            self.cond_or()
-
-    def cond_and(self) -> None:
-        self.cond_term()
-        if self.cond_tok == "AND_AND":
-            self.cond_and()
-
-    def cond_fail(self, message: str | None, line: int | None = None):
-        self.cond_tok = "COND_ERROR"
-        raise CondError(self.lx.line() if line is None else line, message)
-
-    def cond_term(self) -> None:
-        lx = self.lx
-        tok = self.cond_skip_newlines()
-        line = lx.line()
-        if tok == "COND_END":
-            self.cond_fail(None)
-        elif tok == "(":
-            self.cond_or()
-            if self.cond_tok != ")":
-                text = _token_text(self.cond_tok, None)
-                self.cond_fail(f"unexpected token `{text}', expected `)'" if text else "expected `)'", line)
-            self.cond_skip_newlines()
-        elif tok == "BANG" or (tok == WORD and lx.value == "!"):
-            self.cond_term()
-        elif tok == WORD and lx.value in _UNARY:
-            tok = self.cond_read()
-            if tok != WORD:
-                text = _token_text(tok, None)
-                self.cond_fail(
-                    f"unexpected argument `{text}' to conditional unary operator"
-                    if text
-                    else "unexpected argument to conditional unary operator"
-                )
-            self.cond_skip_newlines()
-        elif tok == WORD:
-            tok = self.cond_read()
-            if tok == WORD and lx.value in _BINARY:
-                if lx.value in ("=", "==", "!="):
-                    lx.extpat = True
-            elif tok == WORD and lx.value == "=~":
-                lx.regexp = True
-            elif tok in ("<", ">"):
-                pass
-            elif tok in ("COND_END", "AND_AND", "OR_OR", ")"):
-                self.cond_tok = tok
-                return
-            else:
-                text = _token_text(tok, None)
-                self.cond_fail(
-                    f"unexpected token `{text}', conditional binary operator expected"
-                    if text
-                    else "conditional binary operator expected"
-                )
-            saved = lx.extglob
-            if lx.extpat:
-                lx.extglob = True
-            tok = lx.read_token()
-            lx.extglob = saved
-            lx.regexp = lx.extpat = False
-            if tok != WORD:
-                text = _token_text(tok, None)
-                self.cond_fail(
-                    f"unexpected argument `{text}' to conditional binary operator"
-                    if text
-                    else "unexpected argument to conditional binary operator"
-                )
-            self.cond_skip_newlines()
-        else:
-            text = _token_text(tok, None)
-            if len(tok) == 1:
-                self.cond_fail(f"unexpected token `{tok}' in conditional command")
-            if text is None:  # bash prints the token's number in its grammar
-                self.cond_fail(f"unexpected token {_TOKEN_NUMBERS.get(tok, 0)} in conditional command")
-            self.cond_fail(f"unexpected token `{text}' in conditional command")
-
-
-def _token_text(tok: str, value: str | None) -> str | None:
-    """bash's error_token_from_token: reserved words and operators by name, words by their text."""
-    from .tokens import TOKEN_TEXT
-
-    text = TOKEN_TEXT.get(tok)
-    if text is not None:
-        return text
-    return value
 
 
 def _check_arith_for(exprs: str, line: int) -> None:

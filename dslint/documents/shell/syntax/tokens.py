@@ -208,3 +208,10 @@ def without_continuations(raw: str) -> str:
         i += 1
     return "".join(out)
 
+
+def token_text(tok: str, value: str | None) -> str | None:
+    """bash's error_token_from_token: reserved words and operators by name, words by their text."""
+    text = TOKEN_TEXT.get(tok)
+    if text is not None:
+        return text
+    return value
