@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from dslint import __version__
+from dslint.run.progress import Progress as _Progress
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -475,62 +476,6 @@ def _write_report(output_file: str, report: str, fmt: str) -> None:
         path.write_bytes(report.encode(encoding, "surrogateescape" if encoding.lower().replace("-", "") == "utf8" else "backslashreplace"))
     except OSError as exc:
         _fail(f"{output_file}: cannot write the report: {exc.strerror or exc}")
-
-
-class _Progress:
-    """'dslint: reading files 512/1705' on a terminal's stderr, once a run has taken 2 s.
-
-    A daemon thread wakes every 0.2 s and reads the engines' counters; nothing is printed for
-    short runs, pipes, files, CI logs or with --quiet, and the line is erased at the end.
-    """
-
-    DELAY = 2.0
-
-    def __init__(self, total: int):
-        self.total = total
-        self.engines: list = []
-        self._stop = None
-        self._thread = None
-        self._shown = False
-
-    @classmethod
-    def start(cls, total: int, quiet: bool = False) -> "_Progress":
-        progress = cls(total)
-        stream = sys.stderr
-        if quiet or total == 0 or not (hasattr(stream, "isatty") and stream.isatty()) or os.environ.get("DSLINT_NO_PROGRESS"):
-            return progress
-        import threading
-
-        progress._stop = threading.Event()
-        progress._thread = threading.Thread(target=progress._loop, name="dslint-progress", daemon=True)
-        progress._thread.start()
-        return progress
-
-    def _loop(self) -> None:
-        if self._stop.wait(self.DELAY):
-            return
-        while not self._stop.is_set():
-            read = min(self.total, sum(getattr(engine, "files_read", 0) for engine in self.engines))
-            text = f"dslint: reading files {read}/{self.total}" if read < self.total else f"dslint: {self.total} files read; checking launches and rules"
-            try:
-                sys.stderr.write("\r\x1b[K" + text)
-                sys.stderr.flush()
-            except (OSError, ValueError):
-                return
-            self._shown = True
-            self._stop.wait(0.2)
-
-    def stop(self) -> None:
-        if self._thread is None:
-            return
-        self._stop.set()
-        self._thread.join()
-        if self._shown:
-            try:
-                sys.stderr.write("\r\x1b[K")
-                sys.stderr.flush()
-            except (OSError, ValueError):
-                pass
 
 
 def _add_noqa(lint, rules) -> None:
