@@ -7,6 +7,6 @@ import sys
 if sys.path and sys.path[0] in ("", os.getcwd()):
     del sys.path[0]
 
-from dslint.cli import main  # noqa: E402
+from dslint.cli import main
 
 main(prog_name="dslint")

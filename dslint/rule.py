@@ -212,7 +212,7 @@ def load_rules(group: str = ENTRY_POINT_GROUP, lazy: bool = True) -> tuple[list[
         else:
             try:
                 module = import_module(module_name)
-            except Exception as exc:  # a broken plugin must not stop the run
+            except Exception as exc:  # noqa: BLE001 - a broken plugin must not stop the run
                 errors.append(PluginError(name, f"{value}: {type(exc).__name__}: {exc}"))
                 continue
             found_rules = rules_in_module(module)

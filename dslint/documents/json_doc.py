@@ -83,7 +83,7 @@ def parse_json(source: SourceFile) -> tuple[Node | None, list[ParseProblem], boo
         values = load_values(text)
     except RecursionError:
         return None, [ParseProblem(Span(source, 0, 1), "nesting too deep to read")], False
-    except Exception as exc:  # hjson raises HjsonDecodeError (a ValueError); be defensive
+    except Exception as exc:  # noqa: BLE001 - hjson raises HjsonDecodeError (a ValueError); be defensive
         offset = getattr(exc, "pos", None)
         if not isinstance(offset, int):
             offset = 0

@@ -477,13 +477,13 @@ def model_type_of(name: str | None) -> str | None:
     base = name.rstrip("/").rsplit("/", 1)[-1].lower().replace("_", "-").replace("meta-llama-", "llama-")
     if re.search(r"(?:^|-)(?:vl|vision|audio|omni|video|image|mm|llava|reward|rm)(?:-|$)", base):
         return None  # a multimodal or head variant of the family is another model type
-    for family, pattern, model_type in _MORE_FAMILIES[:2]:
+    for _family, pattern, model_type in _MORE_FAMILIES[:2]:
         if re.search(pattern, base):
             return model_type
     shape = recognise(name)
     if shape is not None and shape.family in _MODEL_TYPE:
         return _MODEL_TYPE[shape.family]
-    for family, pattern, model_type in _MORE_FAMILIES[2:]:
+    for _family, pattern, model_type in _MORE_FAMILIES[2:]:
         if re.search(pattern, base):
             return model_type
     return None

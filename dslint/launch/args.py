@@ -7,7 +7,7 @@ values) and LLaMA-Factory ``key=value`` overrides, already merged in the consume
 
 from __future__ import annotations
 
-from dslint.values import as_int  # noqa: F401  (re-exported for the rule modules)
+from dslint.values import as_int
 
 from dataclasses import dataclass
 from typing import Any

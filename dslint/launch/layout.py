@@ -477,7 +477,7 @@ def _sibling_scripts(folder: str, display: str, suffixes: set[str], words: set[s
             document = read_document(os.path.join(display, name), data)
         except (OSError, Skipped):
             continue
-        except Exception:  # a sibling that cannot be read only leaves its layout incomplete
+        except Exception:  # noqa: BLE001 - a sibling that cannot be read only leaves its layout incomplete
             continue
         if document.kind == SCRIPT:
             found.append(document)

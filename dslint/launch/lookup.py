@@ -120,7 +120,7 @@ class Files:
             document = read_document(display, data, expect=expect)
         except Skipped:
             return None
-        except Exception:  # a linked file must not break the launch it belongs to
+        except Exception:  # noqa: BLE001 - a linked file must not break the launch it belongs to
             return None
         self.by_path[real] = document
         self.loaded.append(document)

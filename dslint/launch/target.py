@@ -261,7 +261,7 @@ def _evidence_span(evidence) -> Span | None:
         with open(evidence.path, "rb") as handle:
             source = SourceFile.from_bytes(evidence.path, handle.read())
         return Span(source, source.line_start(evidence.line), source.line_end(evidence.line))
-    except Exception:  # an unreadable file only loses the pointer, not the verdict
+    except Exception:  # noqa: BLE001 - an unreadable file only loses the pointer, not the verdict
         return None
 
 

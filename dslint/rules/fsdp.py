@@ -232,7 +232,7 @@ def fsdp_layer_class(plan, context):
     found = candidates("transformers", start, context.settings, plan.program)
     newest = _generations()[-1][1]
     for name, span, label, by_accelerate in names:
-        verdict = found.judge(lambda v: _fails(model_type, name, v))
+        verdict = found.judge(lambda v: _fails(model_type, name, v))  # noqa: B023 - judge calls it at once
         if not verdict.anywhere:
             continue
         suggestion = _suggestion(name, newest.get(model_type, ()))

@@ -367,7 +367,7 @@ class DocumentCache:
         try:
             with open(self.folder / f"{key}.pickle", "rb") as handle:
                 return pickle.load(handle)
-        except Exception:  # absent, cut short, or from another Python: read the file again
+        except Exception:  # noqa: BLE001 - absent, cut short, or from another Python: read the file again
             return None
 
     def store(self, key: str, document) -> None:
@@ -401,7 +401,7 @@ class RunCache:
                 if not unchanged(pickle.load(handle)):
                     return None
                 return pickle.load(handle)
-        except Exception:  # a cache from elsewhere, cut short or unreadable: run again
+        except Exception:  # noqa: BLE001 - a cache from elsewhere, cut short or unreadable: run again
             return None
 
     def store(self, recorder: Recorder, payload) -> None:

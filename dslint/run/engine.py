@@ -149,7 +149,7 @@ class Engine:
             return read_candidate(candidate, data)
         except Skipped as exc:
             result.skipped.append((candidate.display, str(exc)))
-        except Exception as exc:  # a parser bug must not lose the other files
+        except Exception as exc:  # noqa: BLE001 - a parser bug must not lose the other files
             result.internal_errors.append(InternalError(candidate.display, _summary(exc)))
         return None
 
@@ -265,7 +265,7 @@ class Engine:
         linker = Linker(documents, overrides=overrides, adopt=adopt)
         try:
             plans = linker.plans()
-        except Exception as exc:  # linking must not lose the single-file findings
+        except Exception as exc:  # noqa: BLE001 - linking must not lose the single-file findings
             result.internal_errors.append(InternalError("linking launches", _summary(exc)))
             return [], []
         return plans, [doc for doc in linker.loaded if not doc.source.virtual]
@@ -280,7 +280,7 @@ class Engine:
 
         try:
             return layouts(plans, documents)
-        except Exception as exc:  # grouping must not lose the findings about each launch
+        except Exception as exc:  # noqa: BLE001 - grouping must not lose the findings about each launch
             result.internal_errors.append(InternalError("grouping multi-node layouts", _summary(exc)))
             return []
 
@@ -353,7 +353,7 @@ class Engine:
                 # A `severity` setting wins; otherwise a finding may carry its own (e.g. an error
                 # when the consumer is known, a warning for a standalone file).
                 out.append(_diagnostic(found, configured or finding.severity or found.severity, finding, notes, producer))
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - a failing rule is that rule's internal error; the others go on
             where = getattr(getattr(target, "document", target), "path", "?")
             result.internal_errors.append(InternalError(f"{found.code} {found.name} on {where}", _summary(exc)))
         return out

@@ -23,7 +23,7 @@ class Unrepresentable(Exception):
 
 
 def _ds_root() -> Path:
-    import deepspeed  # noqa: PLC0415  (imported only by the generator)
+    import deepspeed  # imported only by the generator
 
     return Path(deepspeed.__file__).resolve().parent.parent
 
@@ -63,7 +63,7 @@ def import_attr(modname: str, attr: str, default: Any = None) -> Any:
 
 def jsonable(value: Any) -> Any:
     """Convert a Python default to JSON, or raise :class:`Unrepresentable`."""
-    from pydantic import BaseModel  # noqa: PLC0415
+    from pydantic import BaseModel
 
     if value is None or isinstance(value, (bool, str)):
         return value

@@ -83,7 +83,7 @@ class ModelWalker:
 
     def _class_schema(self, ann: type) -> dict | None:
         """An enum, a nested model or a path; None for any other class."""
-        from pydantic import BaseModel  # noqa: PLC0415
+        from pydantic import BaseModel
 
         if issubclass(ann, enum.Enum):
             return _enum_class_schema(ann)
@@ -228,7 +228,7 @@ def _deprecated_conflicts(parts: _ModelParts) -> list[dict]:
 
 
 def _object_schema(facts: _ModelFacts, parts: _ModelParts) -> dict:
-    from deepspeed.runtime.config_utils import DeepSpeedConfigModel  # noqa: PLC0415
+    from deepspeed.runtime.config_utils import DeepSpeedConfigModel
 
     model = facts.model
     strict = facts.extra == "forbid"

@@ -148,7 +148,7 @@ class _ProbeDict(dict):
 
 
 def _run_probe(present: dict[tuple[str, ...], Any]) -> tuple[_Recorder, BaseException | None]:
-    from deepspeed.runtime.config import DeepSpeedConfig  # noqa: PLC0415
+    from deepspeed.runtime.config import DeepSpeedConfig
 
     rec = _Recorder()
     root = _ProbeDict(rec, ())

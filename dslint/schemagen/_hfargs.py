@@ -100,7 +100,7 @@ class _StubMeta(type):
     def __bool__(cls) -> bool:
         return False
 
-    def __mro_entries__(cls, bases):  # noqa: D105
+    def __mro_entries__(cls, bases):
         return (cls,)
 
 
@@ -120,13 +120,13 @@ class _StubModule(types.ModuleType):
 
 
 class _StubLoader(importlib.abc.Loader):
-    def create_module(self, spec):  # noqa: D102
+    def create_module(self, spec):
         module = _StubModule(spec.name)
         module.__path__ = []  # a package, so that submodules resolve to stubs too
         module.__dslint_stub__ = True
         return module
 
-    def exec_module(self, module):  # noqa: D102
+    def exec_module(self, module):
         return None
 
 
@@ -135,7 +135,7 @@ class _StubFinder(importlib.abc.MetaPathFinder):
         self.names = set(names)
         self.used: set[str] = set()
 
-    def find_spec(self, fullname, path=None, target=None):  # noqa: D102
+    def find_spec(self, fullname, path=None, target=None):
         # A dotted name ("megatron.training") stubs a part that an installed package lacks.
         stubbed = next((n for n in self.names if "." in n and (fullname == n or fullname.startswith(n + "."))),
                    fullname.split(".", 1)[0])
@@ -167,7 +167,7 @@ def _asked_by_find_spec() -> bool:
     Packages test optional dependencies that way (transformers' ``is_*_available``); a stub must
     not make them believe the package is there.
     """
-    frame = sys._getframe(2)  # noqa: SLF001
+    frame = sys._getframe(2)
     while frame is not None:
         code = frame.f_code
         if code.co_name == "find_spec" and (code.co_filename == "<frozen importlib.util>"
@@ -211,7 +211,7 @@ def quiet() -> None:
 
 
 def dist_version(dist: str) -> str:
-    from importlib import metadata  # noqa: PLC0415
+    from importlib import metadata
 
     return metadata.version(dist)
 
@@ -363,8 +363,8 @@ _USE_INSTEAD = re.compile(r"(?:use|replaced by|renamed to|in favou?r of|alias of
 
 def _field_sources(klass: type, root: Path | None, owners: dict[str, str] | None = None) -> dict[str, str]:
     """Field name -> ``path:line`` of its declaration, searching the MRO (``owners``: -> class name)."""
-    import ast  # noqa: PLC0415
-    import textwrap  # noqa: PLC0415
+    import ast
+    import textwrap
 
     found: dict[str, str] = {}
     for base in reversed(klass.__mro__):
@@ -421,10 +421,10 @@ def parser_schema(parser: argparse.ArgumentParser, dataclass_types: list[type], 
     props: dict[str, dict] = {}
     negations: dict[str, list[str]] = {}
     skip = set(skip_dests) | {"help"}
-    for action in parser._actions:  # noqa: SLF001  (argparse has no public list)
+    for action in parser._actions:  # argparse has no public list
         if action.dest in skip or not action.option_strings:
             continue
-        if isinstance(action, argparse._StoreFalseAction):  # noqa: SLF001  the --no_* complement
+        if isinstance(action, argparse._StoreFalseAction):  # the --no_* complement
             negations.setdefault(action.dest, []).extend(action.option_strings)
             continue
         if action.dest in props:

@@ -26,14 +26,14 @@ CURRENT = "1."
 
 
 def installed_version() -> str:
-    import accelerate  # noqa: PLC0415
+    import accelerate
 
     return accelerate.__version__
 
 
 def build_schema() -> dict:
-    import accelerate  # noqa: PLC0415
-    from accelerate.commands.config import config_args  # noqa: PLC0415
+    import accelerate
+    from accelerate.commands.config import config_args
 
     root = common.Path(accelerate.__file__).resolve().parent.parent
     sets, members = {}, {}

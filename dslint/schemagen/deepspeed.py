@@ -474,7 +474,7 @@ def _document(asm: _Assembly, version: str) -> dict:
 
 def build_schema() -> dict:
     """Import deepspeed and build the schema dict (deterministic)."""
-    import deepspeed  # noqa: PLC0415
+    import deepspeed
 
     strict = _strict_models()
     aliases = _top_level_aliases(strict)

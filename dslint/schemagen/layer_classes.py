@@ -30,7 +30,7 @@ from dslint.schemagen._hfargs import SCHEMA_DIR
 def transformers_dir(path: Path | None) -> Path:
     if path is not None:
         return path / "transformers"
-    import transformers  # noqa: PLC0415  (the generator's only import of the package)
+    import transformers  # the generator's only import of the package
 
     return Path(transformers.__file__).resolve().parent
 

@@ -35,13 +35,13 @@ STUBS = ("PIL", "torchvision", "torchaudio", "av", "cv2", "librosa", "soundfile"
 
 
 def installed_version() -> str:
-    from importlib import metadata  # noqa: PLC0415
+    from importlib import metadata
 
     return metadata.version("llamafactory")
 
 
 def _reader(parser_module) -> dict:
-    fn = getattr(parser_module, "read_args", None) or getattr(parser_module, "_parse_args")
+    fn = getattr(parser_module, "read_args", None) or parser_module._parse_args
     source = inspect.getsource(fn)
     suffixes = sorted(set(re.findall(r'endswith\(\s*"(\.\w+)"\s*\)', source)))
     return {
@@ -59,8 +59,8 @@ def build_schema() -> dict:
     os.environ["DISABLE_VERSION_CHECK"] = "1"  # parser.py runs check_dependencies() on import
     version = installed_version()
     parser_module = importlib.import_module("llamafactory.hparams.parser")
-    import llamafactory  # noqa: PLC0415
-    from transformers import HfArgumentParser  # noqa: PLC0415
+    import llamafactory
+    from transformers import HfArgumentParser
 
     root = common.Path(llamafactory.__file__).resolve().parent.parent
     sets, members = {}, {}
@@ -70,7 +70,7 @@ def build_schema() -> dict:
         sets[name] = common.parser_schema(parser, types_, root=root)
         sets[name]["x-dslint-parser"] = "HfArgumentParser"
         members[name] = [t.__name__ for t in types_]
-    import transformers  # noqa: PLC0415
+    import transformers
 
     return common.document(
         package=PACKAGE, version=version, generator="dslint.schemagen.llamafactory",

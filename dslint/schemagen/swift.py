@@ -82,12 +82,12 @@ STUBS = (
 
 
 def installed_version() -> str:
-    from importlib import metadata  # noqa: PLC0415
+    from importlib import metadata
 
     try:
         return metadata.version("ms-swift")
     except metadata.PackageNotFoundError:
-        import swift.version  # noqa: PLC0415
+        import swift.version
 
         return swift.version.__version__
 
@@ -156,7 +156,7 @@ def build_schema() -> dict:
     root = _package_root()
     # ms-swift 3.x clones Megatron-LM on import unless MEGATRON_LM_PATH names a copy: never fetch.
     os.environ["MEGATRON_LM_PATH"] = tempfile.mkdtemp(prefix="dslint-no-megatron-")
-    from transformers import HfArgumentParser  # noqa: PLC0415
+    from transformers import HfArgumentParser
 
     sets, members, skipped = {}, {}, {}
     for name, (module, cls, pipeline) in commands.items():
@@ -178,7 +178,7 @@ def build_schema() -> dict:
         sets[name] = common.parser_schema(parser, [klass], root=root)
         sets[name]["x-dslint-parser"] = "HfArgumentParser"
         members[name] = [cls]
-    import transformers  # noqa: PLC0415
+    import transformers
 
     return common.document(
         package=PACKAGE, version=version, generator="dslint.schemagen.swift",

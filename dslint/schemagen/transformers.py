@@ -26,15 +26,15 @@ STUBS = ("PIL", "torchvision", "av", "cv2", "sklearn", "scipy", "sentencepiece",
 
 
 def installed_version() -> str:
-    import transformers  # noqa: PLC0415
+    import transformers
 
     return transformers.__version__
 
 
 def build_schema() -> dict:
     common.install_stubs(STUBS)
-    import transformers  # noqa: PLC0415
-    from transformers import HfArgumentParser, Seq2SeqTrainingArguments, TrainingArguments  # noqa: PLC0415
+    import transformers
+    from transformers import HfArgumentParser, Seq2SeqTrainingArguments, TrainingArguments
 
     root = common.Path(transformers.__file__).resolve().parent.parent
     sets, members = {}, {}

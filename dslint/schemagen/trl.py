@@ -30,7 +30,7 @@ STUBS = ("PIL", "torchvision", "av", "cv2", "sklearn", "scipy", "vllm", "liger_k
 
 
 def installed_version() -> str:
-    import trl  # noqa: PLC0415
+    import trl
 
     return trl.__version__
 
@@ -52,8 +52,8 @@ def _dataclasses_for(command: str, trl) -> list[type] | None:
 
 def build_schema() -> dict:
     common.install_stubs(STUBS)
-    import trl  # noqa: PLC0415
-    from transformers import HfArgumentParser  # noqa: PLC0415
+    import trl
+    from transformers import HfArgumentParser
 
     root = common.Path(trl.__file__).resolve().parent.parent
     parser_class = getattr(trl, "TrlParser", HfArgumentParser)
@@ -83,7 +83,7 @@ def build_schema() -> dict:
 
 
 def _transformers_version() -> str:
-    import transformers  # noqa: PLC0415
+    import transformers
 
     return transformers.__version__
 

@@ -53,7 +53,7 @@ def accelerate_unknown_key(document, context):
         key = entry.key
         if not any(unknown(s, key) for s in spaces.values()):
             continue
-        verdict = use.judge((set_name,), lambda s: unknown(s, key))
+        verdict = use.judge((set_name,), lambda s: unknown(s, key))  # noqa: B023 - judge calls it at once
         if not verdict.anywhere:
             continue
         elsewhere = [version for version, s in spaces.items() if not unknown(s, key)]

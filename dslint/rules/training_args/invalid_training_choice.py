@@ -41,7 +41,7 @@ def invalid_training_choice(plan, context):
     ctx = training_context(plan, context)
     if not ctx.active:
         return
-    for name, arg, field, prop, negated in ctx.known_args():
+    for name, arg, _field, prop, negated in ctx.known_args():
         choices = prop.get("enum")
         if not choices or negated:
             continue

@@ -72,7 +72,7 @@ def training_value_type(plan, context):
     ctx = training_context(plan, context)
     if not ctx.active:
         return
-    for name, arg, field, prop, negated in ctx.known_args():
+    for name, arg, _field, prop, negated in ctx.known_args():
         if negated:
             continue
         node = ctx.node(arg)
