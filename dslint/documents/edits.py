@@ -10,7 +10,6 @@ import json
 
 from dslint.diagnostics import Edit
 from dslint.documents.model import Entry, Mapping, Node
-from dslint.source import SourceFile, Span
 
 
 def replace_value(node: Node, new_value) -> Edit:
@@ -93,6 +92,3 @@ def apply_edits(text: str, edits: list[Edit]) -> str:
     out.append(text[cursor:])
     return "".join(out)
 
-
-def span_of(source: SourceFile, start: int, end: int) -> Span:
-    return Span(source, start, end)

@@ -104,7 +104,6 @@ TRAINING_YAML = "training-yaml"
 TRAINING_JSON = "training-json"
 ACCELERATE = "accelerate-yaml"
 SCRIPT = "launch-script"
-KINDS = (DEEPSPEED, TRAINING_YAML, TRAINING_JSON, ACCELERATE, SCRIPT)
 
 
 @dataclass(eq=False)

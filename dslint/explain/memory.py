@@ -47,7 +47,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 GiB = 1024**3
 
@@ -108,8 +108,6 @@ class Term:
     group: str = "model_states"  # model_states | buffers | activations | offload | loading
     place: str = "device"  # device | cpu | nvme (per node) | moved (per process, off the device)
 
-    def scaled(self, factor: float) -> "Term":
-        return replace(self, low=self.low * factor, high=self.high * factor)
 
 
 @dataclass(frozen=True)

@@ -139,10 +139,6 @@ def model_name(plan) -> Value:
     return Value(None, None)
 
 
-def plan_related(plan) -> Related:
-    return Related(f"the {plan.entry or plan.launcher} launch", plan.span)
-
-
 def option_extent(arg: Arg) -> tuple[int, int] | None:
     """[start, end) of the whole argument as written: flag name through its last value."""
     spans = [s for s in (arg.name_span, arg.span) if s is not None]

@@ -98,9 +98,6 @@ class LaunchCommand:
                 return opt
         return None
 
-    def args_named(self, key: str) -> list[Option]:
-        key = _canon(key)
-        return [opt for opt in self.program_args if opt.key == key]
 
     @property
     def positionals(self) -> list[Word]:

@@ -20,7 +20,6 @@ from dslint.schemas import available, load_schema
 from dslint.evidence.versions import Candidates, Verdict, candidates, compare, parse_version
 
 #: consumer -> schema package.
-CONSUMER_PACKAGE = {"swift": "ms-swift", "megatron": "ms-swift", "llamafactory": "llamafactory", "hf": "transformers"}
 PACKAGE_LABEL = {"ms-swift": "ms-swift", "llamafactory": "LLaMA-Factory", "transformers": "transformers",
                  "trl": "TRL", "accelerate": "accelerate"}
 
@@ -364,10 +363,6 @@ def in_use(package: str, start: str | None, settings: Any, program: Any = None) 
         return None
     found = candidates(package, start, settings, program)
     return InUse(package, found, primary(package, found.newest))
-
-
-def other_generations(package: str, exclude: str) -> list[Generation]:
-    return [g for g in generations(package) if g.schema_name != exclude]
 
 
 # Which parser set a launch's entry runs.

@@ -17,7 +17,6 @@ TBS = "train_batch_size"
 MBS = "train_micro_batch_size_per_gpu"
 GAS = "gradient_accumulation_steps"
 BATCH_KEYS = (TBS, MBS, GAS)
-SHORT = {TBS: "train_batch_size", MBS: "micro batch", GAS: "accumulation"}
 
 
 def _number(node: Node | None):
