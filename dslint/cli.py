@@ -63,7 +63,7 @@ def _main(args: list[str], prog_name: str) -> None:
     usage = build(parser)
     if usage:
         parser.usage = f"%(prog)s {usage}"
-    options = parser.parse_intermixed_args(args[1:])  # options may follow the paths
+    options = _parse(parser, args[1:])
     _prepare()
     try:
         run(**vars(options))
@@ -71,6 +71,22 @@ def _main(args: list[str], prog_name: str) -> None:
         sys.stdout = open(os.devnull, "w")
         sys.exit(EXIT_FINDINGS)
     sys.exit(EXIT_CLEAN)
+
+
+def _parse(parser, args: list[str]):
+    """Options may follow the paths, and after ``--`` every word is a path (``-x.json`` too, as
+    the pre-commit hook passes it). argparse's intermixed parsing rejects words after ``--``
+    (Python 3.11), so they are added to the paths here."""
+    after: list[str] = []
+    if "--" in args:
+        cut = args.index("--")
+        args, after = args[:cut], args[cut + 1 :]
+    options = parser.parse_intermixed_args(args)
+    if after:
+        if not hasattr(options, "paths"):
+            parser.error(f"unrecognized arguments: {' '.join(after)}")
+        options.paths = [*(options.paths or []), *after]
+    return options
 
 
 def _prepare() -> None:

@@ -148,3 +148,17 @@ def test_progress_line_on_a_terminal(monkeypatch):
     assert "dslint: 10 files read; checking launches and rules" in text
     assert text.endswith("\r\x1b[K")
     assert cli._Progress.start(10, quiet=True)._thread is None
+
+
+def test_after_a_double_dash_every_word_is_a_path(project):
+    """`--` ends the options, as in every argparse and POSIX tool: `-x.json` is a file there, and so
+    would be `--fix` (a path that does not exist is a usage error, exit 2)."""
+    (project / "-x.json").write_text(DS101_JSON, encoding="utf-8")
+    both = run(project, "good.json", "--", "-x.json", "bad.json")
+    assert both.returncode == 1
+    assert [line.split(":")[0] for line in both.stdout.splitlines() if " DS101 " in line] == ["-x.json", "bad.json"]
+    clean = run(project, "--", "good.json")
+    assert clean.returncode == 0
+    option_after = run(project, "--", "--fix")
+    assert option_after.returncode == 2 and "--fix: no such file or directory" in option_after.stderr
+    assert (project / "-x.json").read_text(encoding="utf-8") == DS101_JSON

@@ -84,8 +84,8 @@ def _snapshot(destination: Path) -> Path:
 def test_pre_commit_hooks_are_declared():
     hooks = {hook["id"]: hook for hook in yaml.safe_load(HOOKS.read_text(encoding="utf-8"))}
     assert set(hooks) == {"dslint", "dslint-fix"}
-    assert hooks["dslint"]["entry"] == "dslint check --force-exclude"
-    assert hooks["dslint-fix"]["entry"] == "dslint check --force-exclude --fix"
+    assert hooks["dslint"]["entry"] == "dslint check --force-exclude --"  # a file named -x.json stays a file
+    assert hooks["dslint-fix"]["entry"] == "dslint check --force-exclude --fix --"
     for hook in hooks.values():
         assert hook["language"] == "python"
         assert hook["types"] == ["text"]
@@ -169,6 +169,33 @@ def test_the_readme_pre_commit_snippet_works_verbatim(tmp_path):
                           cwd=project, env=env, capture_output=True, text=True, timeout=600)
     alone = subprocess.run(["dslint", "check", "configs/ds_config.json"], cwd=project, env=env, capture_output=True, text=True)
     assert only.returncode == 1 and alone.stdout in only.stdout
+
+
+@needs_git
+def test_the_hook_reads_a_file_whose_name_starts_with_a_dash(tmp_path):
+    """pre-commit appends the staged names to the entry: `-x.json` is a file to the hook, not an
+    option (the entry ends with `--`). A clean one passes; a broken one is reported by its name."""
+    pytest.importorskip("pre_commit", reason="pre-commit is a test dependency: pip install -e '.[test]'")
+    project = tmp_path / "project"
+    project.mkdir()
+    _git(project, "init", "-q")
+    (project / ".pre-commit-config.yaml").write_text(_readme_pre_commit_config(), encoding="utf-8")
+    (project / "-x.json").write_text(CLEAN, encoding="utf-8")
+    (project / "dslint.toml").write_text(f"select = {json.dumps(RULES.split(','))}\n", encoding="utf-8")
+    _git(project, "add", "-A")
+    env = _env(PRE_COMMIT_HOME=str(tmp_path / "pre-commit-home"), PRE_COMMIT_COLOR="never", PATH=_dslint_on_path(tmp_path))
+
+    def hook() -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "pre_commit", "run", "--all-files", "--color", "never"],
+                              cwd=project, env=env, capture_output=True, text=True, timeout=600)
+
+    passed = hook()
+    assert passed.returncode == 0 and "Passed" in passed.stdout, passed.stdout + passed.stderr
+    (project / "-x.json").write_text(BROKEN, encoding="utf-8")
+    _git(project, "add", "-A")
+    failed = hook()
+    assert failed.returncode == 1, failed.stdout + failed.stderr
+    assert "-x.json:1:22: DS102 [error]" in failed.stdout, failed.stdout
 
 
 @pytest.mark.slow
