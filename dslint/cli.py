@@ -207,7 +207,8 @@ def _scopes(config: str | None, no_config: bool, adjust):
 def _check_options(parser) -> None:
     add = parser.add_argument
     add("paths", nargs="*", metavar="PATHS")
-    add("--format", dest="fmt", choices=["text", "concise", "json", "sarif", "github", "junit"], default=None, help="Output format (default: text; github when GITHUB_ACTIONS=true).")
+    add("--format", "--output-format", dest="fmt", choices=["text", "concise", "json", "sarif", "github", "junit"], default=None,
+        help="Output format (default: text; github when GITHUB_ACTIONS=true).")
     add("-o", "--output-file", type=_file_path, metavar="FILE", default=None, help="Write the report to this file instead of standard output.")
     add("--statistics", action="store_true", help="Print the number of findings per rule instead of the findings.")
     add("--select", action="append", default=[], metavar="RULES", help="Rules to enable (codes, code prefixes or names; comma-separated).")
@@ -224,23 +225,26 @@ def _check_options(parser) -> None:
     _flag_pair(parser, "force-exclude", "Apply the exclusions to files named on the command line too (for pre-commit).")
     _flag_pair(parser, "respect-gitignore", "Skip what .gitignore, .git/info/exclude and git's global excludes file ignore (default: on).")
     add("--stdin-filename", metavar="NAME", default=None, help="The file name to report (and classify by) when reading '-'.")
-    add("--fix", action="store_true", help="Apply safe fixes.")
+    add("--fix", action="store_true", help="Apply safe fixes (on '-': print the fixed text, and the report on standard error).")
     add("--unsafe-fixes", action="store_true", help="With --fix or --diff, also apply unsafe fixes.")
     add("--diff", action="store_true", help="Print the changes --fix would make and write nothing (exit 1 if any).")
     add("--fix-only", action="store_true", help="Apply fixes and report only what was fixed, not the remaining problems (exit 0).")
     add("--show-fixes", action="store_true", help="List the fixes that were applied.")
+    add("--exit-non-zero-on-fix", action="store_true", help="Exit 1 when a fix was applied, even if no problem remains.")
     add("--add-noqa", action="store_true", help="Add a '# dslint: disable=CODE' comment for every finding where the file allows comments.")
     add("-v", "--verbose", action="store_true", help="Also list the files and folders that were skipped, with the reason.")
     add("-q", "--quiet", action="store_true", help="Print the findings and nothing else (no summary, no notes).")
     add("--color", choices=["auto", "always", "never"], default="auto", help="Colour the text output (auto: on a terminal, unless NO_COLOR is set; FORCE_COLOR forces it).")
     add("--device-memory", metavar="SIZE", default=None, help="Memory of one device (e.g. 80GB) for memory-fit; default: from the hardware setting.")
     add("--no-cache", action="store_true", help="Neither read nor write .dslint_cache/ (also DSLINT_NO_CACHE=1).")
+    add("--cache-dir", metavar="DIR", default=None, help="Keep the cache in DIR instead of .dslint_cache/ (also DSLINT_CACHE_DIR).")
+    add("--show-settings", action="store_true", help="Print the settings that apply to the first path (default: .) and exit.")
     return "[OPTIONS] [PATHS]..."
 
 
 def check(paths, fmt, output_file, statistics, select, extend_select, ignore, exit_zero, fail_on, world_size, target, config_file, no_config,
           exclude, extend_exclude, force_exclude, respect_gitignore, stdin_filename, fix, unsafe_fixes, diff, fix_only, show_fixes, add_noqa,
-          verbose, quiet, color, device_memory=None, no_cache=False):
+          verbose, quiet, color, device_memory=None, no_cache=False, exit_non_zero_on_fix=False, cache_dir=None, show_settings=False):
     """Lint PATHS (files or directories; default: the current directory; '-' reads stdin)."""
     from dslint.config import Setting
     from dslint.diagnostics import Severity
@@ -278,6 +282,10 @@ def check(paths, fmt, output_file, statistics, select, extend_select, ignore, ex
         _echo(f"dslint: warning: plugin '{error.entry_point}' failed to load: {error.message}", err=True)
 
     paths = list(paths) or ["."]
+    if show_settings:
+        _show_settings(paths[0], config_file, no_config, adjust)
+        return
+    ending = _Ending(exit_zero, exit_non_zero_on_fix)
     # A plain check of unchanged files reuses the report of the last identical run (dslint/run/cache.py).
     cached, recording, run_cache = None, None, None
     if not (no_cache or fix or fix_only or diff or add_noqa or fmt == "junit" or "-" in paths):
@@ -286,23 +294,23 @@ def check(paths, fmt, output_file, statistics, select, extend_select, ignore, ex
         key = [repr((paths, select, extend_select, ignore, fail_on, world_size, target, config_file, no_config, exclude, extend_exclude,
                      force_exclude, respect_gitignore, stdin_filename, device_memory)),
                ";".join(f"{r.code}:{r.origin}:{r.severity.label}" for r in rules)]
-        root = cache_root()
+        root = cache_root(configured=cache_dir)
         run_cache = RunCache(root, key)
         cached = run_cache.load()
         if cached is None:
             recording = Recorder(root).__enter__()
     if cached is not None:
-        _finish(cached, paths, fmt, output_file, statistics, exit_zero, verbose, quiet, color, show_fixes, None, diff, fix_only)
+        _finish(cached, paths, fmt, output_file, statistics, ending, verbose, quiet, color, show_fixes, None, diff, fix_only)
         return
     try:
         run, outcome = _check(paths, fmt, fix, fix_only, diff, add_noqa, unsafe_fixes, stdin_filename, quiet, rules, plugin_errors,
-                              config_file, no_config, adjust, recorded=recording is not None, cache=not no_cache)
+                              config_file, no_config, adjust, recorded=recording is not None, cache=not no_cache, cache_dir=cache_dir)
     finally:
         if recording is not None:
             recording.__exit__(None, None, None)
     if recording is not None and not run.result.internal_errors:
         run_cache.store(recording, _CachedRun.of(run))
-    _finish(run, paths, fmt, output_file, statistics, exit_zero, verbose, quiet, color, show_fixes, outcome, diff, fix_only)
+    _finish(run, paths, fmt, output_file, statistics, ending, verbose, quiet, color, show_fixes, outcome, diff, fix_only)
 
 
 class _CachedRun:
@@ -325,7 +333,7 @@ class _CachedRun:
 
 
 def _check(paths, fmt, fix, fix_only, diff, add_noqa, unsafe_fixes, stdin_filename, quiet, rules, plugin_errors, config_file, no_config, adjust,
-           recorded=False, cache=True):
+           recorded=False, cache=True, cache_dir=None):
     """Read the settings, find and lint the files (fixing them when asked): (run, fix outcome)."""
     from dslint.run import workspace
 
@@ -337,7 +345,7 @@ def _check(paths, fmt, fix, fix_only, diff, add_noqa, unsafe_fixes, stdin_filena
     _refuse_settings(scopes, rules)
 
     def lint(overrides=None, *, split=False):
-        return workspace.lint(found, scopes, rules, plugin_errors, overrides, split=split, progress=progress, cache=cache)
+        return workspace.lint(found, scopes, rules, plugin_errors, overrides, split=split, progress=progress, cache=cache, cache_dir=cache_dir)
 
     progress = _Progress(len(found[0]))
     if add_noqa:
@@ -346,7 +354,7 @@ def _check(paths, fmt, fix, fix_only, diff, add_noqa, unsafe_fixes, stdin_filena
     progress = _Progress.start(len(found[0]), quiet=quiet)
     try:
         if reading_stdin:
-            return _lint_stdin(scopes, stdin_filename, rules, plugin_errors), None
+            return _lint_stdin(scopes, stdin_filename, rules, plugin_errors, fix or diff, unsafe_fixes)
         if fix or diff:
             return _lint_fixing(lint, unsafe_fixes, write=fix and not diff)
         # JUnit lists every file read, which a split run does not bring back from its worker; a
@@ -356,11 +364,21 @@ def _check(paths, fmt, fix, fix_only, diff, add_noqa, unsafe_fixes, stdin_filena
         progress.stop()
 
 
+def _show_settings(path: str, config_file, no_config, adjust) -> None:
+    """--show-settings: the settings a file at ``path`` is linted with, each with where it came from."""
+    from dslint.config import describe
+
+    scopes = _scopes(config_file, no_config, adjust)
+    target = Path(path)
+    settings = scopes.at(target if target.is_dir() else target.parent)
+    _echo(f"Settings for {path}:")
+    for line in describe(settings):
+        _echo(f"  {line}")
+
+
 def _refuse_combinations(paths, reading_stdin, fix, diff, add_noqa) -> None:
     if "-" in paths and not reading_stdin:
         _fail("'-' (stdin) cannot be combined with other paths")
-    if reading_stdin and (fix or diff):
-        _fail("--fix, --fix-only and --diff need files, not stdin")
     if add_noqa and (reading_stdin or fix or diff):
         _fail("--add-noqa needs files and cannot be combined with --fix or --diff")
 
@@ -385,14 +403,23 @@ def _refuse_settings(scopes, rules) -> None:
         _fail("; ".join(dict.fromkeys(problems)))
 
 
-def _lint_stdin(scopes, stdin_filename, rules, plugin_errors):
+def _lint_stdin(scopes, stdin_filename, rules, plugin_errors, fixing=False, unsafe_fixes=False):
+    """Lint standard input: (run, None); or, fixing, fix it in memory: (run, the fix outcome, whose
+    ``stdin_text`` is the text to print, fixed or as it came, as ruff prints it for editors)."""
     from dslint.run import workspace
     from dslint.run.engine import Engine
 
     settings = scopes.at(Path(stdin_filename).absolute().parent if stdin_filename else Path.cwd())
     engine = Engine(settings, rules=rules, plugin_errors=plugin_errors)
-    result = engine.lint_bytes(stdin_filename or "-", sys.stdin.buffer.read())
-    return workspace.WorkspaceRun(result, [(settings, result)])
+    name, data = stdin_filename or "-", sys.stdin.buffer.read()
+    if not fixing:
+        result = engine.lint_bytes(name, data)
+        return workspace.WorkspaceRun(result, [(settings, result)]), None
+    from dslint.fix.apply import fix_paths
+
+    outcome = fix_paths(lambda overrides: engine.lint_bytes(name, overrides.get(name, data)), unsafe_fixes, write=False)
+    outcome.stdin_text = outcome.fixed.get(name, data)
+    return workspace.WorkspaceRun(outcome.result, [(settings, outcome.result)]), outcome
 
 
 def _lint_fixing(lint, unsafe_fixes, write):
@@ -411,16 +438,35 @@ def _lint_fixing(lint, unsafe_fixes, write):
     return next((r for r in reversed(runs) if r.result is result), workspace.WorkspaceRun(result, [])), outcome
 
 
-def _finish(run, paths, fmt, output_file, statistics, exit_zero, verbose, quiet, color, show_fixes, outcome, diff, fix_only):
+class _Ending:
+    """How the exit status is decided: --exit-zero, --exit-non-zero-on-fix."""
+
+    def __init__(self, exit_zero: bool = False, non_zero_on_fix: bool = False):
+        self.exit_zero, self.non_zero_on_fix = exit_zero, non_zero_on_fix
+
+    def status(self, failing: bool, outcome) -> int:
+        if self.non_zero_on_fix and outcome is not None and outcome.applied:
+            return EXIT_FINDINGS
+        if self.exit_zero:
+            return EXIT_CLEAN
+        return EXIT_FINDINGS if failing else EXIT_CLEAN
+
+
+def _finish(run, paths, fmt, output_file, statistics, ending, verbose, quiet, color, show_fixes, outcome, diff, fix_only):
     """Report a run and exit with its status."""
     result = run.result
     if diff:
         _finish_diff(result, outcome)
+    stdin_text = outcome.stdin_text if outcome is not None else None
+    if stdin_text is not None:  # the fixed text is the output; the report goes to standard error
+        sys.stdout.flush()
+        sys.stdout.buffer.write(stdin_text)
+        sys.stdout.flush()
     if fix_only:
-        _finish_fix_only(result, outcome, show_fixes, quiet)
+        _finish_fix_only(result, outcome, show_fixes, quiet, ending)
     if fmt is None and os.environ.get("GITHUB_ACTIONS") == "true":
         fmt = "github"
-    _print_report(result, fmt or "text", output_file, statistics, color, quiet, outcome, show_fixes)
+    _print_report(result, fmt or "text", output_file, statistics, color, quiet, outcome, show_fixes, to_stderr=stdin_text is not None)
     # A named file that was skipped is worth a note when nothing was checked ("0 files checked"
     # needs a why); in a run that checked files, as pre-commit's runs naming every staged file
     # are, notes about a workflow YAML or package.json would be noise (-v lists them all).
@@ -431,9 +477,7 @@ def _finish(run, paths, fmt, output_file, statistics, exit_zero, verbose, quiet,
     _report_internal(result, outcome)
     if result.internal_errors:
         sys.exit(EXIT_ERROR)
-    if exit_zero:
-        sys.exit(EXIT_CLEAN)
-    sys.exit(EXIT_FINDINGS if run.failing() else EXIT_CLEAN)
+    sys.exit(ending.status(run.failing(), outcome))
 
 
 def _finish_diff(result, outcome) -> None:
@@ -442,22 +486,23 @@ def _finish_diff(result, outcome) -> None:
     sys.exit(EXIT_ERROR if result.internal_errors else (EXIT_FINDINGS if outcome.diffs else EXIT_CLEAN))
 
 
-def _finish_fix_only(result, outcome, show_fixes, quiet) -> None:
+def _finish_fix_only(result, outcome, show_fixes, quiet, ending) -> None:
     if show_fixes:
         _list_fixes(outcome)
     count = len(outcome.applied)
     if not quiet:
-        _echo(f"Fixed {count} problem{'s' if count != 1 else ''}." if count else "No fixes applied.")
+        _echo(f"Fixed {count} problem{'s' if count != 1 else ''}." if count else "No fixes applied.",
+              err=outcome.stdin_text is not None)
     _report_internal(result, outcome)
-    sys.exit(EXIT_ERROR if result.internal_errors else EXIT_CLEAN)
+    sys.exit(EXIT_ERROR if result.internal_errors else ending.status(False, outcome))
 
 
 def _list_fixes(outcome) -> None:
     for path, code, title in outcome.applied:
-        _echo(f"fixed {path}: {code} {title}")
+        _echo(f"fixed {path}: {code} {title}", err=outcome.stdin_text is not None)
 
 
-def _print_report(result, fmt, output_file, statistics, color, quiet, outcome, show_fixes) -> None:
+def _print_report(result, fmt, output_file, statistics, color, quiet, outcome, show_fixes, to_stderr=False) -> None:
     from dslint.report import ReportOptions, render
 
     options = ReportOptions(color=fmt in ("text", "concise") and _use_color(color, output_file), fixed=len(outcome.applied) if outcome else 0,
@@ -467,6 +512,9 @@ def _print_report(result, fmt, output_file, statistics, color, quiet, outcome, s
     report = render(fmt, result, options, statistics=statistics)
     if output_file:
         _write_report(output_file, report, fmt)
+    elif to_stderr:
+        sys.stderr.write(report)
+        sys.stderr.flush()
     else:
         _emit(report, fmt)
 
@@ -528,8 +576,11 @@ def _rules_options(parser) -> None:
     parser.add_argument("--format", dest="fmt", choices=["text", "json", "markdown"], default="text", help="markdown: every rule's full page, as in docs/rules.md.")
 
 
+RULES_WIDTH = 100  # a line of `dslint rules`; --format json has the whole summaries
+
+
 def list_rules(fmt):
-    """List every rule: code, name, default severity, fixable, summary."""
+    """List every rule: code, name, default severity, fixable, summary (cut to 100 columns)."""
     from dslint.rule import load_rules
 
     rules, errors = load_rules()
@@ -551,7 +602,8 @@ def list_rules(fmt):
         return
     width = max((len(r.name) for r in rules), default=10)
     for r in rules:
-        _echo(f"{r.code:<7} {r.name:<{width}}  {r.severity.label:<7}  {'fix' if r.fixable else '   '}  {r.summary}")
+        line = f"{r.code:<7} {r.name:<{width}}  {r.severity.label:<7}  {'fix' if r.fixable else '   '}  {r.summary}"
+        _echo(line if len(line) <= RULES_WIDTH else line[: RULES_WIDTH - 1] + "…")
 
 
 def _rule_options(parser) -> None:

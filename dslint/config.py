@@ -368,3 +368,37 @@ def _config_in(folder: Path, names=None) -> Path | None:
         if candidate.is_file() and (name != "pyproject.toml" or _has_tool_table(candidate)):
             return candidate
     return None
+
+
+def describe(settings: Settings) -> list[str]:
+    """``key = value`` lines of every setting, as written in a configuration file, each set one
+    with where it came from (``--show-settings``)."""
+    lines = [f"configuration file = {str(settings.path) if settings.path else '(none: the defaults)'}"]
+    for name in ("select", "extend-select", "ignore", "per-file-ignores", "severity", "fail-on", "exclude", "extend-exclude",
+                 "force-exclude", "respect-gitignore"):
+        value = getattr(settings, name.replace("-", "_"))
+        if isinstance(value, Severity):
+            value = value.label
+        elif isinstance(value, dict):
+            value = {key: v.label if isinstance(v, Severity) else v for key, v in value.items()}
+        lines.append(f"{name} = {_toml(value)}")
+    if settings.command_line_exclude is not None:
+        lines.append(f"exclude (--exclude) = {_toml(settings.command_line_exclude)}")
+    if settings.command_line_extend_exclude:
+        lines.append(f"extend-exclude (--extend-exclude) = {_toml(settings.command_line_extend_exclude)}")
+    for name in ("world-size", "target", "hardware", "deepspeed-version", *VERSION_KEYS, "detect-installed-versions", "device-memory"):
+        found = getattr(settings, VERSION_KEYS.get(name, name.replace("-", "_")))
+        lines.append(f"{name} = {_toml(found.value)}  # {found.origin}" if found is not None else f"{name} = (not set)")
+    return lines
+
+
+def _toml(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{_toml(str(k))} = {_toml(v)}" for k, v in value.items()) + "}"
+    return str(value)

@@ -321,12 +321,16 @@ def test_stdin_clean_and_crlf_bom(tmp_path):
     assert (diagnostic["line"], diagnostic["column"], diagnostic["end_column"]) == (2, 37, 40)
 
 
-def test_stdin_cannot_be_mixed_or_fixed(project):
+def test_stdin_cannot_be_mixed_and_is_fixed_in_memory(project):
+    """'-' with other paths is a usage error. --fix on it prints the fixed text (tests/test_cli_habits.py),
+    --diff the diff; neither writes a file, whatever --stdin-filename names."""
     assert run(project, "-", "clean.json", stdin=CLEAN_JSON).returncode == 2
-    for flag in ("--fix", "--diff"):
-        proc = run(project, "-", flag, "--stdin-filename", "ds.json", stdin=DS102_JSON)
-        assert proc.returncode == 2
-        assert "stdin" in proc.stderr
+    before = {path.name: path.read_bytes() for path in project.iterdir() if path.is_file()}
+    fixed = run(project, "-", "--fix", "--stdin-filename", "ds.json", stdin=DS102_JSON)
+    assert fixed.returncode == 0 and fixed.stdout == DS102_JSON.replace('"4"', "4")
+    diff = run(project, "-", "--diff", "--stdin-filename", "ds.json", stdin=DS102_JSON)
+    assert diff.returncode == 1 and diff.stdout.startswith("--- a/ds.json")
+    assert {path.name: path.read_bytes() for path in project.iterdir() if path.is_file()} == before
 
 
 def test_stdin_filename_honours_per_file_ignores(tmp_path):

@@ -162,3 +162,75 @@ def test_after_a_double_dash_every_word_is_a_path(project):
     option_after = run(project, "--", "--fix")
     assert option_after.returncode == 2 and "--fix: no such file or directory" in option_after.stderr
     assert (project / "-x.json").read_text(encoding="utf-8") == DS101_JSON
+
+
+STRING_BATCH = '{"train_batch_size": "32", "train_micro_batch_size_per_gpu": 4, "gradient_accumulation_steps": 8}\n'
+AUTO_CASE = '{"train_micro_batch_size_per_gpu": 4, "gradient_accumulation_steps": "Auto"}\n'
+
+
+def test_output_format_is_format(project):
+    """ruff's spelling, --output-format, is --format."""
+    assert run(project, "--output-format", "json", ".").stdout == run(project, "--format", "json", ".").stdout
+
+
+def test_exit_non_zero_on_fix(tmp_path):
+    """A fix applied fails the run even when nothing is left to report, as ruff's flag does; without
+    a fix it changes nothing."""
+    (tmp_path / "ds.json").write_text(STRING_BATCH, encoding="utf-8")
+    fixed = run(tmp_path, "--select", "DS102", "--fix", "--exit-non-zero-on-fix", ".")
+    assert fixed.returncode == 1 and "All checks passed" in fixed.stdout
+    again = run(tmp_path, "--select", "DS102", "--fix", "--exit-non-zero-on-fix", ".")
+    assert again.returncode == 0
+    (tmp_path / "ds.json").write_text(STRING_BATCH, encoding="utf-8")
+    assert run(tmp_path, "--select", "DS102", "--fix-only", "--exit-non-zero-on-fix", ".").returncode == 1
+    assert run(tmp_path, "--select", "DS102", "--fix-only", ".").returncode == 0
+
+
+def test_fix_on_standard_input_prints_the_fixed_text(tmp_path):
+    """`--fix -` (what editor integrations call): the fixed text on standard output, the report on
+    standard error, no file written, even when --stdin-filename names one that exists."""
+    (tmp_path / "ds.json").write_text("{}\n", encoding="utf-8")
+    proc = subprocess.run([sys.executable, "-m", "dslint", "check", "--no-config", "--select", "DS102", "--fix", "--stdin-filename",
+                           "ds.json", "-"], cwd=tmp_path, input=STRING_BATCH, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == STRING_BATCH.replace('"32"', "32")
+    assert "All checks passed" in proc.stderr
+    assert (tmp_path / "ds.json").read_text(encoding="utf-8") == "{}\n"
+    unfixable = subprocess.run([sys.executable, "-m", "dslint", "check", "--no-config", "--select", "DS102", "--fix",
+                                "--stdin-filename", "ds.json", "-"], cwd=tmp_path, input=AUTO_CASE, capture_output=True, text=True,
+                               timeout=120)
+    assert unfixable.stdout == AUTO_CASE  # the text as it came: 'Auto' has no fix
+    assert unfixable.returncode == 1 and " DS102 " in unfixable.stderr
+
+
+def test_cache_dir_moves_the_cache(project, tmp_path_factory):
+    elsewhere = tmp_path_factory.mktemp("cache")
+    first = run(project, "--cache-dir", str(elsewhere), ".")
+    assert first.returncode == 1
+    assert not (project / ".dslint_cache").exists()
+    assert any(elsewhere.iterdir())
+    assert run(project, "--cache-dir", str(elsewhere), ".").stdout == first.stdout  # replayed from there
+
+
+def test_show_settings_names_each_setting_and_its_origin(tmp_path):
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "pyproject.toml").write_text('[tool.dslint]\nworld-size = 8\nignore = ["DS219"]\n', encoding="utf-8")
+    proc = subprocess.run([sys.executable, "-m", "dslint", "check", "--show-settings", "--fail-on", "error", "sub"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    lines = [line.strip() for line in proc.stdout.splitlines()]
+    assert lines[0] == "Settings for sub:"
+    assert f"configuration file = {tmp_path / 'pyproject.toml'}" in lines
+    assert 'ignore = ["DS219"]' in lines and 'fail-on = "error"' in lines
+    assert f"world-size = 8  # world-size in {tmp_path / 'pyproject.toml'}" in lines
+    assert "target = (not set)" in lines
+
+
+def test_rules_lines_fit_100_columns(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "dslint", "rules"], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    lines = proc.stdout.splitlines()
+    assert proc.returncode == 0 and len(lines) > 100
+    assert max(len(line) for line in lines) <= 100
+    whole = json.loads(subprocess.run([sys.executable, "-m", "dslint", "rules", "--format", "json"], cwd=tmp_path, capture_output=True,
+                                      text=True, timeout=120).stdout)
+    assert any(len(rule["summary"]) > 60 for rule in whole)  # the whole summaries are there

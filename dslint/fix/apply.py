@@ -46,7 +46,7 @@ def plan_fixes(diagnostics: list[Diagnostic], documents, unsafe: bool) -> dict[i
         fix = diagnostic.fix
         if fix is None or (fix.applicability != SAFE and not unsafe) or not fix.edits:
             continue
-        if any(id(e.source) in broken or not e.source.path or e.source.path == "-" for e in fix.edits):
+        if any(id(e.source) in broken or not e.source.path for e in fix.edits):
             continue
         if any(_overlaps(taken.get(id(e.source), []), e) for e in fix.edits):
             continue  # applied in a later pass, after a re-lint
@@ -110,6 +110,8 @@ class FixOutcome:
     applied: list[tuple[str, str, str]] = field(default_factory=list)  # (path, code, title)
     diffs: list[str] = field(default_factory=list)
     converged: bool = True
+    fixed: dict[str, bytes] = field(default_factory=dict)  # path -> its bytes after the fixes, for every changed file
+    stdin_text: bytes | None = None  # fixing standard input: the text to print, fixed or as it came
 
 
 def fix_paths(lint, unsafe: bool, write: bool) -> FixOutcome:
@@ -144,6 +146,9 @@ def fix_paths(lint, unsafe: bool, write: bool) -> FixOutcome:
     for path, data in overrides.items():
         original = originals[path]
         if data == original.to_bytes():
+            continue
+        outcome.fixed[path] = data
+        if write and path == "-":  # standard input, fixed in memory: the caller prints it
             continue
         if write:
             write_atomic(path, data)

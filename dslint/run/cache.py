@@ -30,11 +30,11 @@ CACHE_FOLDER = ".dslint_cache"
 _TAG = "Signature: 8a477f597d28d172789f06886806bc55\n# This folder is a cache made by dslint; see https://bford.info/cachedir/\n"
 
 
-def cache_root(cwd: Path | None = None) -> Path | None:
-    """Where the cache lives, or None when it is turned off."""
+def cache_root(cwd: Path | None = None, configured: str | None = None) -> Path | None:
+    """Where the cache lives (``configured``: --cache-dir), or None when it is turned off."""
     if os.environ.get("DSLINT_NO_CACHE", "").strip() not in ("", "0"):
         return None
-    configured = os.environ.get("DSLINT_CACHE_DIR")
+    configured = configured or os.environ.get("DSLINT_CACHE_DIR")
     return Path(configured) if configured else (cwd or Path.cwd()) / CACHE_FOLDER
 
 

@@ -35,19 +35,20 @@ def find(paths: list[str], scopes: Scopes, cwd: Path | None = None) -> tuple[lis
 
 def lint(found: tuple[list[Candidate], list[tuple[str, str]]], scopes: Scopes, rules: list[Rule], plugin_errors: list[PluginError],
          overrides: dict[str, bytes] | None = None, *, split: bool = False, progress=None, context: bool = True,
-         cache: bool = True) -> WorkspaceRun:
+         cache: bool = True, cache_dir: str | None = None) -> WorkspaceRun:
     """Lint what ``find`` found, one engine per settings object; ``progress.engines`` gets each engine (the CLI's progress line).
 
     ``context``: configs named on the command line are linted with the launches of their
     repository that name them (dslint.run.context), whose findings count where they involve a given file.
-    ``cache``: keep what that finds (the reference index, the parsed launches) in .dslint_cache/.
+    ``cache``: keep what that finds (the reference index, the parsed launches) in .dslint_cache/
+    (or ``cache_dir``).
     """
     candidates, skipped = found
     root = None
     if cache:
         from dslint.run.cache import cache_root
 
-        root = cache_root()
+        root = cache_root(configured=cache_dir)
     extra = _context(candidates, scopes, root) if context else []
     if extra:
         candidates = candidates + extra
