@@ -234,3 +234,40 @@ def test_rules_lines_fit_100_columns(tmp_path):
     whole = json.loads(subprocess.run([sys.executable, "-m", "dslint", "rules", "--format", "json"], cwd=tmp_path, capture_output=True,
                                       text=True, timeout=120).stdout)
     assert any(len(rule["summary"]) > 60 for rule in whole)  # the whole summaries are there
+
+
+BINARY = b"\x00\x01\x02\xff" * 8
+
+
+@pytest.mark.parametrize("files, args, code", [
+    ({"ok.json": CLEAN_JSON}, ["ok.json"], 0),
+    ({"bad.json": DS101_JSON}, ["bad.json", "--exit-zero"], 0),
+    ({"bad.json": DS101_JSON}, ["bad.json", "--fail-on", "error"], 1),
+    ({"ok.json": CLEAN_JSON}, ["ok.json", "--diff"], 0),
+    ({"s.json": STRING_BATCH}, ["s.json", "--select", "DS102", "--diff"], 1),
+    ({"s.json": STRING_BATCH}, ["s.json", "--select", "DS102", "--fix-only"], 0),
+    ({"s.json": STRING_BATCH}, ["s.json", "--select", "DS102", "--fix-only", "--exit-non-zero-on-fix"], 1),
+    ({"bad.json": DS101_JSON}, ["bad.json"], 1),
+    ({"ds_config.json": ""}, ["ds_config.json"], 1),
+    ({"ds_config.json": BINARY}, ["ds_config.json"], 1),
+    ({"link.json": None}, ["link.json", "--select", "DS003"], 1),  # a dangling symbolic link
+    ({"bad.json": DS101_JSON}, ["bad.json", "--add-noqa"], 1),  # JSON takes no comment
+    ({}, ["missing.json"], 2),
+    ({"ok.json": CLEAN_JSON}, ["ok.json", "--no-such-option"], 2),
+    ({"ok.json": CLEAN_JSON}, ["ok.json", "--fail-on", "never"], 2),
+    ({"ok.json": CLEAN_JSON}, ["-", "ok.json"], 2),
+    ({"ok.json": CLEAN_JSON, "dslint.toml": "world-size = 0\n"}, ["ok.json", "--config", "dslint.toml"], 2),
+])
+def test_the_exit_code_table(tmp_path, files, args, code):
+    """README's exit-code table, row by row."""
+    for name, content in files.items():
+        if content is None:
+            (tmp_path / name).symlink_to("nowhere.json")
+        elif isinstance(content, bytes):
+            (tmp_path / name).write_bytes(content)
+        else:
+            (tmp_path / name).write_text(content, encoding="utf-8")
+    proc = subprocess.run([sys.executable, "-m", "dslint", "check", *args], cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                          stdin=subprocess.DEVNULL)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    assert proc.returncode == code, proc.stdout + proc.stderr
