@@ -34,16 +34,33 @@ def _no_color(monkeypatch):
 def pytest_runtest_makereport(item, call):
     outcome = yield
     report = outcome.get_result()
+    if report.skipped and item.get_closest_marker("oracle"):
+        item.config._dslint_oracle_skips = getattr(item.config, "_dslint_oracle_skips", 0) + 1
     if report.skipped and item.get_closest_marker("oracle") and os.environ.get("DSLINT_REQUIRE_ORACLES") == "1":
         reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
         report.outcome = "failed"
         report.longrepr = f"oracle test skipped while DSLINT_REQUIRE_ORACLES=1: {reason}"
 
 
+# What the oracle tests need that `pip install -e ".[test]"` does not install (README, "Set up").
+OPTIONAL_PACKAGES = """\
+{skipped} oracle tests skipped: they compare dslint with the real packages (torch, deepspeed,
+transformers, accelerate, TRL ...) or regenerate the shipped schemas from their releases.
+To run them, install what .ci/run installs:
+  pip install torch==2.13.0 && pip install --no-build-isolation deepspeed==0.19.8
+  pip install -e ".[schemagen]"
+  python -m dslint.schemagen.generations --prepare DIR && export DSLINT_SCHEMAGEN_TARGETS=DIR"""
+
+
 # The generated oracle tests (test_oracle_generated.py) leave their agreement tables here, and the
 # corpus and fixture tests their message headlines (headlines.py); they are printed at the end of
 # the run, whatever the outcome.
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    skipped = getattr(config, "_dslint_oracle_skips", 0)
+    if skipped:
+        terminalreporter.section("optional packages")
+        for line in OPTIONAL_PACKAGES.format(skipped=skipped).splitlines():
+            terminalreporter.write_line(line)
     tables = getattr(config, "_dslint_oracle_tables", [])
     if tables:
         terminalreporter.section("oracle agreement")

@@ -633,7 +633,7 @@ def test_verbose_lists_skipped_files(project, monkeypatch):
     write(project, {"package.json": '{"name": "web"}\n', "notes.txt": "hello\n"})
     proc = run(project, "-v")
     assert "dslint: skipped package.json: JSON, but neither a DeepSpeed config nor training arguments" in proc.stderr
-    assert "notes.txt" not in proc.stderr  # not a candidate at all
+    assert "dslint: skipped notes.txt: not a kind dslint reads" in proc.stderr  # passed over by its name, and said so
     quiet = run(project)
     assert "package.json" not in quiet.stderr
     named = run(project, "package.json")

@@ -28,6 +28,8 @@ SKIP_DIRS = frozenset(
     }
 )
 CANDIDATE_SUFFIXES = JSON_SUFFIXES + YAML_SUFFIXES + SCRIPT_SUFFIXES
+# Why a walk passes a file over without opening it (listed by -v).
+NOT_READ = "not a kind dslint reads (JSON, YAML, shell script by suffix or shebang)"
 
 # What a trainer writes into its output folder and nowhere else (transformers trainer.py
 # TRAINER_STATE_NAME, TRAINING_ARGS_NAME, OPTIMIZER_NAME, SCHEDULER_NAME, the rng state;
@@ -230,6 +232,7 @@ class _Walk:
             dirnames[:] = keep
             for name in sorted(filenames):
                 if not (name.lower().endswith(CANDIDATE_SUFFIXES) or _has_shebang(os.path.join(directory, name), name)):
+                    self.skipped.append((_shown(Path(directory, name), self.cwd), NOT_READ))
                     continue
                 reason = self._skip_reason(directory_abs, name, prefix, False, exclusions, sources)
                 path = Path(directory, name)
