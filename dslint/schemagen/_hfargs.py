@@ -56,6 +56,8 @@ import warnings
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
+from dslint.schemagen._declarations import field_declarations
+
 SCHEMA_DIR = Path(__file__).resolve().parents[2] / "schemas"
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 
@@ -363,29 +365,11 @@ _USE_INSTEAD = re.compile(r"(?:use|replaced by|renamed to|in favou?r of|alias of
 
 def _field_sources(klass: type, root: Path | None, owners: dict[str, str] | None = None) -> dict[str, str]:
     """Field name -> ``path:line`` of its declaration, searching the MRO (``owners``: -> class name)."""
-    import ast  # noqa: PLC0415
-    import textwrap  # noqa: PLC0415
-
     found: dict[str, str] = {}
-    for base in reversed(klass.__mro__):
-        if "__dataclass_fields__" not in base.__dict__ and "__annotations__" not in base.__dict__:
-            continue
-        try:
-            lines, start = inspect.getsourcelines(base)
-            filename = inspect.getsourcefile(base)
-        except (OSError, TypeError):
-            continue
-        try:
-            tree = ast.parse(textwrap.dedent("".join(lines)))
-        except SyntaxError:
-            continue
-        body = tree.body[0].body if tree.body and isinstance(tree.body[0], ast.ClassDef) else []
-        rel = _relative(filename, root)
-        for node in body:
-            if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
-                found[node.target.id] = f"{rel}:{start + node.lineno - 1}"
-                if owners is not None:
-                    owners[node.target.id] = base.__name__
+    for base, filename, name, line in field_declarations(klass):
+        found[name] = f"{_relative(filename, root)}:{line}"
+        if owners is not None:
+            owners[name] = base.__name__
     return found
 
 
