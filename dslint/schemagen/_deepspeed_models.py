@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dslint.schemagen._declarations import field_declarations
-from dslint.schemagen._deepspeed_common import jsonable, relative, set_default, type_of_default
+from dslint.schemagen._deepspeed_common import relative, type_of_default
+from dslint.schemagen._json import jsonable, set_default
 
 
 _SIMPLE_TYPES: dict[Any, str] = {bool: "boolean", int: "integer", float: "number", str: "string",
