@@ -1,8 +1,22 @@
-"""Reading numbers out of values from any file kind (YAML, hjson, shell words)."""
+"""Reading numbers and booleans out of values from any file kind (YAML, hjson, shell words)."""
 
 from __future__ import annotations
 
 from typing import Any
+
+# The words distutils' strtobool reads as true and as false.
+TRUE_WORDS = ("yes", "true", "t", "y", "1", "on")
+FALSE_WORDS = ("no", "false", "f", "n", "0", "off")
+
+
+def bool_word(value: Any, true: tuple = TRUE_WORDS, false: tuple = FALSE_WORDS) -> bool | None:
+    """A boolean written as a word (`yes`, `Off`, `1`): what str(value) says, None for other text."""
+    text = str(value).strip().lower()
+    if text in true:
+        return True
+    if text in false:
+        return False
+    return None
 
 
 def as_int(value: Any, argparse_text: bool = False) -> int | None:

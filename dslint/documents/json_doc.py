@@ -14,22 +14,10 @@ from functools import partial
 from typing import Any, Callable
 
 from dslint.documents.model import Entry, Mapping, Node, ParseProblem, Scalar, Sequence
+from dslint.documents.treesitter import parser
 from dslint.source import SourceFile, Span
 
 MAX_DEPTH = 64
-
-_parser = None
-
-
-def _tree_sitter_parser():
-    global _parser
-    if _parser is None:
-        import tree_sitter
-        import tree_sitter_json
-
-        _parser = tree_sitter.Parser(tree_sitter.Language(tree_sitter_json.language()))
-    return _parser
-
 
 class _Pairs(list):
     """hjson object_pairs_hook result: keeps every (key, value) pair, duplicates included."""
@@ -94,7 +82,7 @@ def parse_json(source: SourceFile) -> tuple[Node | None, list[ParseProblem], boo
         problems.append(ParseProblem(Span(source, offset, min(offset + 1, len(text))), f"not readable by DeepSpeed's hjson loader: {message}"))
         return None, problems, False
 
-    tree = _tree_sitter_parser().parse(source.utf8)
+    tree = parser("json").parse(source.utf8)
     ts_root = _first_value(tree.root_node)
     strict = not tree.root_node.has_error and _strict_json(text)
     builder = _Builder(source)

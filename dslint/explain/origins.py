@@ -7,9 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dslint.launch.plan import Arg, Sourced
-
-TRUE_TEXT = ("true", "yes", "1", "t", "y", "on")
-FALSE_TEXT = ("false", "no", "0", "f", "n", "off")
+from dslint.values import bool_word
 
 
 @dataclass(frozen=True)
@@ -89,16 +87,9 @@ def to_float(value) -> float | None:
 
 
 def to_bool(value) -> bool | None:
-    if value is True or value is False:
+    if value is True or value is False or value is None:
         return value
-    if value is None:
-        return None
-    text = str(value).strip().lower()
-    if text in TRUE_TEXT:
-        return True
-    if text in FALSE_TEXT:
-        return False
-    return None
+    return bool_word(value)
 
 
 def fmt(value) -> str:

@@ -25,6 +25,7 @@ from typing import Any, Callable
 
 from dslint.diagnostics import Diagnostic
 from dslint.documents.model import ACCELERATE, DEEPSPEED, SCRIPT, TRAINING_JSON, TRAINING_YAML, Document, Mapping, Scalar, Sequence
+from dslint.documents.treesitter import parser
 from dslint.fix.apply import write_atomic
 from dslint.source import SourceFile
 from dslint.run.suppressions import DIRECTIVE, command_lines, continued_lines
@@ -201,18 +202,9 @@ def _shape(node) -> Any:
     return (type(node).__name__, repr(node.to_python()))
 
 
-_bash = None
-
-
 def _shell_tokens(source: SourceFile) -> tuple:
     """Every token of the script except comments, with its type: what bash would run."""
-    global _bash
-    if _bash is None:
-        import tree_sitter
-        import tree_sitter_bash
-
-        _bash = tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
-    tree = _bash.parse(source.text.encode("utf-8"))
+    tree = parser("bash").parse(source.text.encode("utf-8"))
     tokens = []
     stack = [tree.root_node]
     while stack:

@@ -23,6 +23,15 @@ def established_program(plan, kind: str):
     return consumer
 
 
+def program_name(plan, kind: str) -> str | None:
+    """The name of the launch's ``kind`` program (a module, or a path with forward slashes) when
+    dslint has evidence it is ``kind``, else None."""
+    consumer = established_program(plan, kind)
+    if consumer is None:
+        return None
+    return (consumer.program or "").replace("\\", "/")
+
+
 def position(span: Span | None) -> tuple[str | None, int | None]:
     if span is None or span.virtual:
         return None, None
@@ -131,4 +140,4 @@ def batch_of(plan, settings=None) -> FrameworkBatch | None:
     return None
 
 
-__all__ = ["Check", "FrameworkBatch", "Quantity", "Releases", "batch_of", "established_program", "position", "releases"]
+__all__ = ["Check", "FrameworkBatch", "Quantity", "Releases", "batch_of", "established_program", "position", "program_name", "releases"]

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from dslint.frameworks import Check, FrameworkBatch, Quantity, established_program, position
+from dslint.frameworks import Check, FrameworkBatch, Quantity, position, program_name
 from dslint.launch.args import Value, as_bool, as_text, integer
 
 SPELLINGS = {
@@ -59,10 +59,9 @@ _NOTE = "OpenRLHF's default (the same in 0.5-0.11)"
 
 def entry(plan) -> str | None:
     """The OpenRLHF CLI entry point a launch runs (``train_sft``), when the program is established as OpenRLHF's."""
-    consumer = established_program(plan, "openrlhf")
-    if consumer is None:
+    name = program_name(plan, "openrlhf")
+    if name is None:
         return None
-    name = (consumer.program or "").replace("\\", "/")
     if name.endswith(".py"):
         name = name[:-3].replace("/", ".")
     head, _, last = name.rpartition(".")

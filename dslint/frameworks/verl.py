@@ -29,7 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from dslint.frameworks import Check, FrameworkBatch, Quantity, established_program, position
+from dslint.frameworks import Check, FrameworkBatch, Quantity, established_program, position, program_name
 from dslint.launch.hydra import Base, Composition, Setting, Unknown, compose
 
 _CITE = "verl/trainer/config/{}.yaml, the same in verl 0.4.0-0.7.0"
@@ -180,11 +180,8 @@ SFT_MODULE = "verl.trainer.fsdp_sft_trainer"
 
 def sft_program(plan) -> str | None:
     """verl's FSDP SFT trainer (``torchrun -m verl.trainer.fsdp_sft_trainer``), or None."""
-    consumer = established_program(plan, "verl")
-    if consumer is None:
-        return None
-    name = (consumer.program or "").replace("\\", "/")
-    return name if name == SFT_MODULE or name.endswith("verl/trainer/fsdp_sft_trainer.py") else None
+    name = program_name(plan, "verl")
+    return name if name is not None and (name == SFT_MODULE or name.endswith("verl/trainer/fsdp_sft_trainer.py")) else None
 
 
 def _default_config(plan) -> str | None:

@@ -15,9 +15,7 @@ from typing import Any
 from dslint.diagnostics import Related
 from dslint.launch.plan import Arg
 from dslint.source import Span
-
-TRUE_WORDS = ("yes", "true", "t", "y", "1", "on")
-FALSE_WORDS = ("no", "false", "f", "n", "0", "off")
+from dslint.values import bool_word
 
 TRAINING_ENTRIES = ("swift sft", "swift pt", "swift rlhf", "megatron sft", "megatron pt", "megatron rlhf", "llamafactory train")
 
@@ -30,12 +28,7 @@ def as_bool(value: Any) -> bool | None:
         return None
     if isinstance(value, (int, float)):
         return bool(value) if value in (0, 1) else None
-    text = str(value).strip().lower()
-    if text in TRUE_WORDS:
-        return True
-    if text in FALSE_WORDS:
-        return False
-    return None
+    return bool_word(value)
 
 
 def as_text(value: Any) -> str | None:

@@ -15,7 +15,7 @@ import re
 from functools import wraps
 from typing import Any, Iterator
 
-from dslint.diagnostics import Edit
+from dslint.diagnostics import Edit, Finding
 from dslint.documents.model import Entry, Mapping, Node, Scalar, Sequence
 from dslint.source import Span
 
@@ -183,6 +183,26 @@ def lax_bool(value: Any) -> bool:
             return False
         raise Invalid("a string pydantic does not read as a boolean (true/false, yes/no, on/off, 1/0)")
     raise Invalid(f"{describe(value)}, not a boolean")
+
+
+def lax_read(node: Node | None, kind=lax_int) -> Any:
+    """``node`` as a pydantic section reads it with ``kind`` (lax_int, lax_float, lax_bool); None
+    when it is absent, "auto" (HF Trainer/accelerate fill it in) or rejected (a value rule reports that)."""
+    if node is None or is_auto(node):
+        return None
+    try:
+        return kind(raw(node))
+    except Invalid:
+        return None
+
+
+def not_lowerable(item: Entry, where: str, expected: str, when: str = "") -> Finding | None:
+    """The finding on a value DeepSpeed calls .lower() on that is neither text nor null: AttributeError."""
+    value = raw(item.value)
+    if value is None or isinstance(value, str):
+        return None
+    return Finding(item.value.span, f"{where} is {describe(value)}, {expected}",
+                   note=f"DeepSpeed calls .lower() on it and raises AttributeError{when}")
 
 
 def describe(value: Any) -> str:

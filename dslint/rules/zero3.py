@@ -340,13 +340,8 @@ def zero3_16bit_save_disabled(use, context):
             help='add "stage3_gather_16bit_weights_on_model_save": true',
         )
         return
-    if ds.is_auto(item.value):
-        return
-    try:
-        on = ds.lax_bool(ds.raw(item.value))
-    except ds.Invalid:
-        return
-    if on:
+    on = ds.lax_read(item.value, ds.lax_bool)
+    if on is None or on:
         return
     yield Finding(
         item.value.span,

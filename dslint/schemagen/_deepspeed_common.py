@@ -1,5 +1,6 @@
 """The small helpers the DeepSpeed schema generator's parts share: where in deepspeed a line is,
-importing an attribute that may be absent, and a Python default as JSON.
+importing an attribute that may be absent, and the JSON type of a default (a default as JSON
+is ``_json``).
 
 Only the generator (python -m dslint.schemagen.deepspeed) imports this; nothing here imports
 deepspeed at module level.
@@ -7,17 +8,10 @@ deepspeed at module level.
 
 from __future__ import annotations
 
-import enum
 import importlib
 import importlib.util
-import math
-import pathlib
 from pathlib import Path
 from typing import Any
-
-
-class Unrepresentable(Exception):
-    pass
 
 
 
@@ -59,42 +53,6 @@ def import_attr(modname: str, attr: str, default: Any = None) -> Any:
         return getattr(importlib.import_module(modname), attr)
     except (ImportError, AttributeError):
         return default
-
-
-def jsonable(value: Any) -> Any:
-    """Convert a Python default to JSON, or raise :class:`Unrepresentable`."""
-    from pydantic import BaseModel
-
-    if value is None or isinstance(value, (bool, str)):
-        return value
-    if isinstance(value, enum.Enum):
-        return jsonable(value.value)
-    if isinstance(value, int):
-        return int(value)
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            raise Unrepresentable(repr(value))
-        return value
-    if isinstance(value, pathlib.PurePath):
-        return str(value)
-    if isinstance(value, BaseModel):
-        return jsonable(value.model_dump())
-    if isinstance(value, dict):
-        return {str(k): jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [jsonable(v) for v in value]
-    if isinstance(value, (set, frozenset)):
-        return sorted((jsonable(v) for v in value), key=repr)
-    if type(value).__module__ == "torch" and type(value).__name__ == "dtype":
-        return str(value)
-    raise Unrepresentable(repr(value))
-
-
-def set_default(schema: dict, value: Any) -> None:
-    try:
-        schema["default"] = jsonable(value)
-    except Unrepresentable as exc:
-        schema["x-dslint-default-python"] = str(exc)
 
 
 def type_of_default(value: Any) -> str | None:

@@ -4,19 +4,19 @@ types, defaults, bounds, aliases, deprecations, validators) as JSON Schema ``$de
 
 from __future__ import annotations
 
-import ast
 import copy
 import enum
 import inspect
 import json
 import pathlib
-import textwrap
 import types
 import typing
 from dataclasses import dataclass, field
 from typing import Any
 
-from dslint.schemagen._deepspeed_common import jsonable, relative, set_default, type_of_default
+from dslint.schemagen._declarations import field_declarations
+from dslint.schemagen._deepspeed_common import relative, type_of_default
+from dslint.schemagen._json import jsonable, set_default
 
 
 _SIMPLE_TYPES: dict[Any, str] = {bool: "boolean", int: "integer", float: "number", str: "string",
@@ -301,18 +301,4 @@ def _constraints(model_field: Any) -> dict:
 
 def _field_lines(model: type) -> dict[str, str]:
     """Field name -> ``file:line`` of its declaration, searching the MRO."""
-    found: dict[str, str] = {}
-    for klass in reversed(model.__mro__):
-        if "__annotations__" not in klass.__dict__:
-            continue
-        try:
-            lines, start = inspect.getsourcelines(klass)
-            filename = inspect.getsourcefile(klass)
-        except (OSError, TypeError):
-            continue
-        tree = ast.parse(textwrap.dedent("".join(lines)))
-        body = tree.body[0].body if tree.body and isinstance(tree.body[0], ast.ClassDef) else []
-        for node in body:
-            if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
-                found[node.target.id] = relative(filename, start + node.lineno - 1) or ""
-    return found
+    return {name: relative(filename, line) or "" for _, filename, name, line in field_declarations(model)}

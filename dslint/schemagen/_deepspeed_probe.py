@@ -14,7 +14,8 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from dslint.schemagen._deepspeed_common import Unrepresentable, jsonable, relative
+from dslint.schemagen._deepspeed_common import relative
+from dslint.schemagen._json import Unrepresentable, jsonable
 
 _PROBE_BASE = {"train_micro_batch_size_per_gpu": 1}
 _PROBE_TRIALS = ("<dict>", "x")  # values tried for keys only tested for presence

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from dslint.schemagen._deepspeed_common import find_line, import_attr, jsonable
+from dslint.schemagen._deepspeed_common import find_line, import_attr
+from dslint.schemagen._json import jsonable
 
 
 

@@ -45,7 +45,6 @@ import importlib.util
 import inspect
 import json
 import logging
-import math
 import os
 import re
 import subprocess
@@ -55,6 +54,9 @@ import typing
 import warnings
 from pathlib import Path
 from typing import Any, Callable, Iterable
+
+from dslint.schemagen._declarations import field_declarations
+from dslint.schemagen._json import jsonable, set_default
 
 SCHEMA_DIR = Path(__file__).resolve().parents[2] / "schemas"
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
@@ -217,34 +219,8 @@ def dist_version(dist: str) -> str:
 
 
 # --------------------------------------------------------------------------
-# JSON helpers
+# Help text
 # --------------------------------------------------------------------------
-
-
-class Unrepresentable(Exception):
-    pass
-
-
-def jsonable(value: Any) -> Any:
-    if value is None or isinstance(value, (bool, str)):
-        return value
-    if isinstance(value, enum.Enum):
-        return jsonable(value.value)
-    if isinstance(value, int):
-        return int(value)
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            raise Unrepresentable(repr(value))
-        return value
-    if isinstance(value, dict):
-        return {str(k): jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [jsonable(v) for v in value]
-    if isinstance(value, (set, frozenset)):
-        return sorted((jsonable(v) for v in value), key=repr)
-    if isinstance(value, os.PathLike):
-        return os.fspath(value)
-    raise Unrepresentable(repr(value))
 
 
 def _short_help(text: str | None, limit: int = 240) -> str | None:
@@ -363,29 +339,11 @@ _USE_INSTEAD = re.compile(r"(?:use|replaced by|renamed to|in favou?r of|alias of
 
 def _field_sources(klass: type, root: Path | None, owners: dict[str, str] | None = None) -> dict[str, str]:
     """Field name -> ``path:line`` of its declaration, searching the MRO (``owners``: -> class name)."""
-    import ast
-    import textwrap
-
     found: dict[str, str] = {}
-    for base in reversed(klass.__mro__):
-        if "__dataclass_fields__" not in base.__dict__ and "__annotations__" not in base.__dict__:
-            continue
-        try:
-            lines, start = inspect.getsourcelines(base)
-            filename = inspect.getsourcefile(base)
-        except (OSError, TypeError):
-            continue
-        try:
-            tree = ast.parse(textwrap.dedent("".join(lines)))
-        except SyntaxError:
-            continue
-        body = tree.body[0].body if tree.body and isinstance(tree.body[0], ast.ClassDef) else []
-        rel = _relative(filename, root)
-        for node in body:
-            if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
-                found[node.target.id] = f"{rel}:{start + node.lineno - 1}"
-                if owners is not None:
-                    owners[node.target.id] = base.__name__
+    for base, filename, name, line in field_declarations(klass):
+        found[name] = f"{_relative(filename, root)}:{line}"
+        if owners is not None:
+            owners[name] = base.__name__
     return found
 
 
@@ -480,10 +438,7 @@ def _action_prop(action: argparse.Action, parsed: _ParsedFields) -> dict:
         prop["enum"] = choices
     default = action.default if info is None else _field_default(info[1])
     if default is not argparse.SUPPRESS:
-        try:
-            prop["default"] = jsonable(default)
-        except Unrepresentable as exc:
-            prop["x-dslint-default-python"] = str(exc)
+        set_default(prop, default)
     if action.required:
         prop["x-dslint-required"] = True
     prop["x-dslint-flags"] = list(action.option_strings)
@@ -539,10 +494,7 @@ def dataclass_schema(klass: type, *, root: Path | None) -> dict:
         if default is dataclasses.MISSING:
             prop["x-dslint-required"] = True
         else:
-            try:
-                prop["default"] = jsonable(default)
-            except Unrepresentable as exc:
-                prop["x-dslint-default-python"] = str(exc)
+            set_default(prop, default)
         help_text = f.metadata.get("help") if f.metadata else None
         if _short_help(help_text):
             prop["description"] = _short_help(help_text)

@@ -71,7 +71,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dslint.schemagen._deepspeed_common import find_line, import_attr, jsonable, type_of_default
+from dslint.schemagen._deepspeed_common import find_line, import_attr, type_of_default
+from dslint.schemagen._json import jsonable
 from dslint.schemagen._deepspeed_models import ModelWalker
 from dslint.schemagen._deepspeed_probe import Read, probe_reads, under
 from dslint.schemagen._deepspeed_values import VALIDATED_KEYS

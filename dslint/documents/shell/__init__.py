@@ -70,13 +70,13 @@ def parse_script(source: SourceFile) -> Script:
     from .substitution import BAD_SUBSTITUTION_NOTE, bad_substitution_message, bad_substitutions
     from .syntax import BASH_VERSION, check
     from .traps import env_after_command, find_traps
-    from .treesitter import parser
+    from dslint.documents.treesitter import parser
     from .unread import read_tree
     from .walker import Walker
 
     script = Script(source=source)
     data = source.utf8
-    tree = parser().parse(data)
+    tree = parser("bash").parse(data)
     # bash accepts a `\` at the very end of the file; tree-sitter does not. Parse a copy with
     # that backslash turned into a space (same length, so every offset stays valid).
     if tree.root_node.has_error:
@@ -85,7 +85,7 @@ def parse_script(source: SourceFile) -> Script:
             buf = bytearray(data)
             buf[end - 1] = 0x20
             patched = bytes(buf)
-            patched_tree = parser().parse(patched)
+            patched_tree = parser("bash").parse(patched)
             if not patched_tree.root_node.has_error or _count_errors(patched_tree) < _count_errors(tree):
                 data, tree = patched, patched_tree
     units: list[tuple[int, int]] = []
@@ -121,7 +121,7 @@ def _read_around(source: SourceFile, data: bytes, units):
     """Blank out (keeping newlines and offsets) each top-level command that tree-sitter cannot
     read on its own, and parse again, so that every other command is read.
     Returns (data, tree, the commands left unread)."""
-    from .treesitter import parser
+    from dslint.documents.treesitter import parser
 
     ascii_text = len(data) == len(source.text)
 
@@ -132,12 +132,12 @@ def _read_around(source: SourceFile, data: bytes, units):
     unread: list[Unread] = []
     for start, end in units:
         lo, hi = to_byte(start), to_byte(end)
-        if parser().parse(data[lo:hi]).root_node.has_error:
+        if parser("bash").parse(data[lo:hi]).root_node.has_error:
             blank[lo:hi] = bytes(b if b in (0x0A, 0x0D) else 0x20 for b in blank[lo:hi])
             text = source.text[start:end].strip().split("\n", 1)[0]
             unread.append(Unread(Span(source, start, end), text if len(text) <= 60 else text[:57].rstrip() + "..."))
     patched = bytes(blank)
-    return patched, parser().parse(patched), unread
+    return patched, parser("bash").parse(patched), unread
 
 
 _PLACEHOLDER = re.compile(r"<[^<>\s][^<>\n]*>")

@@ -34,9 +34,10 @@ def _query():
     global _QUERY
     if _QUERY is None:
         import tree_sitter
-        import tree_sitter_bash
 
-        _QUERY = tree_sitter.Query(tree_sitter.Language(tree_sitter_bash.language()), _QUERY_TEXT)
+        from dslint.documents.treesitter import language
+
+        _QUERY = tree_sitter.Query(language("bash"), _QUERY_TEXT)
     return _QUERY
 
 

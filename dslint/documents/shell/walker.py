@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import bisect
 
+from dslint.documents.treesitter import parser
 from dslint.source import Span
 
 from .arith import ARITH_ASSIGN_RE
@@ -21,7 +22,6 @@ from .expand import Expander
 from .model import Command, FunctionDef, Script, Word
 from .pieces import PLACEHOLDER
 from .textmap import TextMap
-from .treesitter import parser
 from .variables import ASSIGN_WORD_RE, NAME_RE, Ctx, VarTable, unknown_var
 
 _REDIRECTS = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
@@ -368,7 +368,7 @@ class Walker:
             return
         tm, table = self.tm, self.table
         data = text.encode("utf-8")
-        tree = parser().parse(data)
+        tree = parser("bash").parse(data)
         span = Span(words[0].span.source, words[0].span.start, max(w.span.end for w in words))
         saved = (tm.data, tm.fixed_span, tm.shift, table.share() if child_shell else table.vars)
         if not unknown:

@@ -42,13 +42,8 @@ def allgather_bucket_odd(use, context):
         return
     zero = ds.zero_section(config)
     item = zero.entry("allgather_bucket_size") if zero is not None else config.entry("allgather_size")
-    if item is None or ds.is_auto(item.value):
-        return
-    try:
-        size = ds.lax_int(ds.raw(item.value))
-    except ds.Invalid:
-        return
-    if size % 2:
+    size = ds.lax_read(item.value, ds.lax_int) if item is not None else None
+    if size is not None and size % 2:
         yield Finding(
             item.value.span,
             f"{item.key} {size} is odd",

@@ -43,13 +43,8 @@ def partial_offload_below_stage3(use, context):
     if not isinstance(section, Mapping):
         return
     item = section.entry("ratio")
-    if item is None or ds.is_auto(item.value):
-        return
-    try:
-        ratio = ds.lax_float(ds.raw(item.value))
-    except ds.Invalid:
-        return
-    if ratio < 1.0:
+    ratio = ds.lax_read(item.value, ds.lax_float) if item is not None else None
+    if ratio is not None and ratio < 1.0:
         yield Finding(
             item.value.span,
             f"offload_optimizer.ratio {ds.show(item.value)} with ZeRO stage {stage}",

@@ -58,19 +58,22 @@ def prescale_with_reduce_scatter(use, context):
     name = f"ZeRO-{stage}"
     prescale = config.entry("prescale_gradients")
     if prescale is not None and truthy(prescale.value):
-        yield from versions.within([Finding(
-            prescale.value.span,
-            f"prescale_gradients is {ds.show(prescale.value)} with {name} and reduce_scatter",
-            note=f"DeepSpeed asserts 'pre-scale gradients is not yet supported with {name} with reduce scatter enabled' at deepspeed.initialize",
-            related=stage_related(config),
-            fix=Fix.safe("Remove prescale_gradients", remove_json_entry(config, prescale)),
-        )], applies, spelling=True)
+        found = _unsupported(config, prescale, name, f"pre-scale gradients is not yet supported with {name} with reduce scatter enabled",
+                             " at deepspeed.initialize")
+        yield from versions.within([found], applies, spelling=True)
     factor = config.entry("gradient_predivide_factor")
     if factor is not None and not ds.is_auto(factor.value) and ds.raw(factor.value) != 1.0:
-        yield from versions.within([Finding(
-            factor.value.span,
-            f"gradient_predivide_factor is {ds.show(factor.value)} with {name} and reduce_scatter",
-            note=f"DeepSpeed asserts 'gradient_predivide_factor != 1.0 is not yet supported with {name} with reduce scatter enabled'",
-            related=stage_related(config),
-            fix=Fix.safe("Remove gradient_predivide_factor", remove_json_entry(config, factor)),
-        )], applies, spelling=True)
+        found = _unsupported(config, factor, name, f"gradient_predivide_factor != 1.0 is not yet supported with {name} with reduce scatter enabled")
+        yield from versions.within([found], applies, spelling=True)
+
+
+def _unsupported(config, item, name: str, asserted: str, when: str = "") -> Finding:
+    """A top-level key ZeRO's reduce_scatter path asserts against, with the assertion's message
+    (and WHEN it fires); removing the key is safe."""
+    return Finding(
+        item.value.span,
+        f"{item.key} is {ds.show(item.value)} with {name} and reduce_scatter",
+        note=f"DeepSpeed asserts '{asserted}'{when}",
+        related=stage_related(config),
+        fix=Fix.safe(f"Remove {item.key}", remove_json_entry(config, item)),
+    )

@@ -63,12 +63,11 @@ def unknown_optimizer(use, context):
                 severity=Severity.WARNING,
             )
         return
+    not_text = ds.not_lowerable(item, "optimizer.type", "not a name", " when it parses the config")
+    if not_text is not None:
+        yield not_text
     value = ds.raw(item.value)
-    if value is None:
-        return
     if not isinstance(value, str):
-        yield Finding(item.value.span, f"optimizer.type is {ds.describe(value)}, not a name",
-                      note="DeepSpeed calls .lower() on it and raises AttributeError when it parses the config")
         return
     lowered = value.lower()
     if lowered in DEEPSPEED_OPTIMIZERS or value in TORCH_OPTIMIZERS:

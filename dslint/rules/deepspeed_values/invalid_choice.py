@@ -76,12 +76,11 @@ def invalid_choice(use, context):
         item = config.entry(key)
         if item is None:
             continue
+        not_text = ds.not_lowerable(item, key, "not 'fp16', 'bf16' or 'fp32'")
+        if not_text is not None:
+            yield not_text
         value = ds.raw(item.value)
-        if value is None:
-            continue
         if not isinstance(value, str):
-            yield Finding(item.value.span, f"{key} is {ds.describe(value)}, not 'fp16', 'bf16' or 'fp32'",
-                          note="DeepSpeed calls .lower() on it and raises AttributeError")
             continue
         if value.lower() in ("fp16", "bf16", "fp32"):
             continue

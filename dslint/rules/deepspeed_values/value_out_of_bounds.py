@@ -99,13 +99,10 @@ def _dynamic_scaling_bounds(fp16: Mapping):
         return
     for key, default in (("loss_scale_window", 1000), ("min_loss_scale", 1)):
         item = fp16.entry(key)
-        if item is None or ds.is_auto(item.value) or isinstance(ds.raw(item.value), bool):
+        if item is None or isinstance(ds.raw(item.value), bool):
             continue
-        try:
-            number = ds.lax_int(ds.raw(item.value))
-        except ds.Invalid:
-            continue
-        if number <= 0:
+        number = ds.lax_read(item.value, ds.lax_int)
+        if number is not None and number <= 0:
             yield Finding(
                 item.value.span,
                 f"fp16.{key} is {ds.show(item.value)} with dynamic loss scaling (fp16 enabled, loss_scale 0)",

@@ -63,7 +63,7 @@ def _check_type(path: tuple, key: str, spec: dict, item: Entry):
     if "number" in kinds:
         return _check_number(where, key, path, node, value)
     if "boolean" in kinds:
-        return _check_bool(where, node, value)
+        return _check_lax(where, node, value, ds.lax_bool, "boolean")
     if "string" in kinds:
         return _check_string(where, node, value)
     return None
@@ -85,11 +85,12 @@ def _check_container(where: str, kinds: set, spec: dict, node: Node):
     return None
 
 
-def _check_bool(where: str, node: Node, value):
+def _check_lax(where: str, node: Node, value, read, kind: str):
+    """The problem when pydantic's lax mode (READ: ds.lax_bool, ds.lax_float) rejects VALUE as a KIND."""
     try:
-        ds.lax_bool(value)
+        read(value)
     except ds.Invalid as exc:
-        return Problem(f"{where} is {how_written(node)}, not a boolean", f"{exc.reason}, so pydantic raises 'Input should be a valid boolean'",
+        return Problem(f"{where} is {how_written(node)}, not a {kind}", f"{exc.reason}, so pydantic raises 'Input should be a valid {kind}'",
                        help=placeholder_help(value))
     return None
 
@@ -167,12 +168,7 @@ def _check_number(where: str, key: str, path: tuple, node: Node, value):
         if not math.isfinite(number):
             return Problem(f"{where} is {how_written(node)}, not a finite number", "DeepSpeed raises 'fp16.loss_scale must be a finite number' (precision_config.py:129-130)")
         return None
-    try:
-        ds.lax_float(value)
-    except ds.Invalid as exc:
-        return Problem(f"{where} is {how_written(node)}, not a number", f"{exc.reason}, so pydantic raises 'Input should be a valid number'",
-                       help=placeholder_help(value))
-    return None
+    return _check_lax(where, node, value, ds.lax_float, "number")
 
 
 def _section_findings(config: Mapping, versions: dss.Versions):

@@ -1,14 +1,27 @@
-"""Helpers shared by the Ascend NPU rules: the NPU target as a related place, the spans of an
-environment variable's name and value, and the fix that renames a variable."""
+"""Helpers shared by the Ascend NPU rules: the NPU target as a related place, a finding on a
+launch value for NPU, the spans of an environment variable's name and value, and the fix that
+renames a variable."""
 
 from __future__ import annotations
 
-from dslint.diagnostics import Edit, Fix, Related
+from dslint.diagnostics import Edit, Finding, Fix, Related
 from dslint.source import Span
 
 
 def target_related(target) -> Related:
     return Related(f"Ascend NPU target: {target.reason}", target.span)
+
+
+def npu_finding(plan, target, span: Span | None, message: str, note: str, *, use: str | None = None,
+                safe: bool = False, help: str | None = None) -> Finding:
+    """A finding on a launch value the Ascend NPU target cannot run: at SPAN (the launch where
+    the value has no position), citing the target. USE is the value to write instead: a fix
+    (safe or unsafe) where SPAN is known; HELP is what to do where no fix does it."""
+    fix = None
+    if use is not None and span is not None:
+        fix = (Fix.safe if safe else Fix.unsafe)(f"Use {use}", Edit.replace(span, use))
+    return Finding(span or plan.span, message, related=[target_related(target)], fix=fix, note=note,
+                   help=help if fix is None else None)
 
 
 def name_span_of(value, name: str) -> Span | None:

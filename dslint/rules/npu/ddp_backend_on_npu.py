@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from dslint.diagnostics import Edit, Finding, Fix
+from dslint.diagnostics import Finding, Fix
 from dslint.rule import rule
 from dslint.launch.args import remove_arg, written
-from dslint.rules.npu._common import target_related
+from dslint.rules.npu._common import npu_finding, target_related
 
 
 @rule("DS504", "ddp-backend-on-npu", severity="error", target="launch", fixable=True, facts=("launch_target",))
@@ -59,11 +59,5 @@ def ddp_backend_on_npu(plan, context, *, launch_target):
         return
     if plan.deepspeed is not None or plan.arg("deepspeed") is not None:
         return
-    yield Finding(
-        arg.span or plan.span,
-        f"{written(arg)} on Ascend NPU",
-        note="torch.distributed cannot start NCCL without CUDA GPUs",
-        related=[target_related(npu)],
-        fix=Fix.safe("Use hccl", Edit.replace(arg.span, "hccl")) if arg.span is not None else None,
-        help="use hccl" if arg.span is None else None,
-    )
+    yield npu_finding(plan, npu, arg.span, f"{written(arg)} on Ascend NPU", "torch.distributed cannot start NCCL without CUDA GPUs",
+                      use="hccl", safe=True, help="use hccl")

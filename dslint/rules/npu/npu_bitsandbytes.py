@@ -5,7 +5,7 @@ from __future__ import annotations
 from dslint.diagnostics import Edit, Finding, Fix, Related
 from dslint.rule import rule
 from dslint.launch.args import flag, integer, text, written
-from dslint.rules.npu._common import target_related
+from dslint.rules.npu._common import npu_finding, target_related
 
 
 @rule("DS512", "npu-bitsandbytes", severity="error", target="launch", fixable=True, facts=("npu_target",))
@@ -49,13 +49,9 @@ def npu_bitsandbytes(plan, context, *, npu_target):
 def _swift_qlora(plan, target):
     method = text(plan, "quant_method")
     if method.value is not None and method.value.lower() == "bnb":
-        yield Finding(
-            method.span or plan.span,
-            f"{written(method.arg)}: ms-swift does not support bitsandbytes quantization (QLoRA) on Ascend NPU",
-            note="NPU-support.md",
-            help=None if plan.entry == "swift export" else "train LoRA on bf16 weights instead",
-            related=[target_related(target)],
-        )
+        yield npu_finding(plan, target, method.span,
+                          f"{written(method.arg)}: ms-swift does not support bitsandbytes quantization (QLoRA) on Ascend NPU",
+                          "NPU-support.md", help=None if plan.entry == "swift export" else "train LoRA on bf16 weights instead")
 
 
 def _llamafactory_bitsandbytes(plan, target):
@@ -67,23 +63,13 @@ def _llamafactory_bitsandbytes(plan, target):
     if method.value is not None and method.value.lower() != "bnb":
         return
     if bits.value != 4:
-        yield Finding(
-            bits.span or plan.span,
-            f"{written(bits.arg)} with bitsandbytes on Ascend NPU",
-            note="LLaMA-Factory's NPU route is 4-bit NF4 with double_quantization: false and bitsandbytes built for NPU",
-            related=[target_related(target)],
-        )
+        yield npu_finding(plan, target, bits.span, f"{written(bits.arg)} with bitsandbytes on Ascend NPU",
+                          "LLaMA-Factory's NPU route is 4-bit NF4 with double_quantization: false and bitsandbytes built for NPU")
         return
     qtype = text(plan, "quantization_type")
     if qtype.value is not None and qtype.value.lower() == "fp4":
-        yield Finding(
-            qtype.span or plan.span,
-            f"{written(qtype.arg)} on Ascend NPU",
-            note="LLaMA-Factory's NPU bitsandbytes route is NF4",
-            related=[target_related(target)],
-            fix=Fix.unsafe("Use nf4", Edit.replace(qtype.span, "nf4")) if qtype.span is not None else None,
-            help="use quantization_type: nf4" if qtype.span is None else None,
-        )
+        yield npu_finding(plan, target, qtype.span, f"{written(qtype.arg)} on Ascend NPU", "LLaMA-Factory's NPU bitsandbytes route is NF4",
+                          use="nf4", help="use quantization_type: nf4")
     yield from _double_quantization(plan, target, bits)
 
 

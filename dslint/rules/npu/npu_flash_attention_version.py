@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from dslint.diagnostics import Edit, Finding, Fix
 from dslint.rule import rule
 from dslint.launch.args import text, written
-from dslint.rules.npu._common import target_related
+from dslint.rules.npu._common import npu_finding
 
 
 FA_NEWER = {"flash_attention_3": "flash_attention_2", "flash_attention_4": "flash_attention_2", "flash_attn_3": "flash_attention_2"}
@@ -63,10 +62,5 @@ def npu_flash_attention_version(plan, context, *, npu_target):
         replacement = table[value.value.lower()]
         if replacement == "flash_attention_2" and not _flash_attention_2_loads(plan, context):
             replacement = "sdpa"  # FlashAttention-2 on NPU fails to load in some transformers releases (DS517)
-        yield Finding(
-            value.span or plan.span,
-            f"{written(value.arg)}: FlashAttention 3/4 do not run on Ascend NPU",
-            note=f"they are CUDA kernels; {replacement} uses torch_npu's npu_fusion_attention",
-            related=[target_related(target)],
-            fix=Fix.unsafe(f"Use {replacement}", Edit.replace(value.span, replacement)) if value.span is not None else None,
-        )
+        yield npu_finding(plan, target, value.span, f"{written(value.arg)}: FlashAttention 3/4 do not run on Ascend NPU",
+                          f"they are CUDA kernels; {replacement} uses torch_npu's npu_fusion_attention", use=replacement)

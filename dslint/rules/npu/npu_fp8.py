@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from dslint.diagnostics import Finding
 from dslint.rule import rule
 from dslint.launch.args import flag, text, written
-from dslint.rules.npu._common import target_related
+from dslint.rules.npu._common import npu_finding
 
 
 @rule("DS515", "npu-fp8", severity="warning", target="launch", facts=("npu_target",))
@@ -46,10 +45,4 @@ def npu_fp8(plan, context, *, npu_target):
     if acc is not None and isinstance(acc.value, str) and acc.value.lower() == "fp8":
         hits.append((acc, "accelerate's FP8 backends (Transformer Engine, MS-AMP, torchao) are built for NVIDIA FP8 GPUs"))
     for arg, why in hits:
-        yield Finding(
-            arg.span or plan.span,
-            f"{written(arg)} on Ascend NPU",
-            note=why,
-            help="train in bf16",
-            related=[target_related(target)],
-        )
+        yield npu_finding(plan, target, arg.span, f"{written(arg)} on Ascend NPU", why, help="train in bf16")

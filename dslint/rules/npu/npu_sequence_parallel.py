@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from dslint.diagnostics import Finding
 from dslint.rule import rule
 from dslint.launch.args import integer, written
-from dslint.rules.npu._common import target_related
+from dslint.rules.npu._common import npu_finding
 
 
 @rule("DS514", "npu-sequence-parallel", severity="warning", target="launch", facts=("npu_target",))
@@ -36,10 +35,6 @@ def npu_sequence_parallel(plan, context, *, npu_target):
     sp = integer(plan, "sequence_parallel_size")
     if not isinstance(sp.value, int) or sp.value <= 1:
         return
-    yield Finding(
-        sp.span or plan.span,
-        f"{written(sp.arg)}: ms-swift's sequence parallelism is not in its Ascend NPU support table",
-        note="failures reported in modelscope/ms-swift#6974 and #4412; an NPU ring-attention path exists only from ms-swift 4.2.1",
-        help="use Megatron-SWIFT's --context_parallel_size",
-        related=[target_related(target)],
-    )
+    yield npu_finding(plan, target, sp.span, f"{written(sp.arg)}: ms-swift's sequence parallelism is not in its Ascend NPU support table",
+                      "failures reported in modelscope/ms-swift#6974 and #4412; an NPU ring-attention path exists only from ms-swift 4.2.1",
+                      help="use Megatron-SWIFT's --context_parallel_size")

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from dslint.diagnostics import Edit, Finding, Fix
 from dslint.rule import rule
 from dslint.launch.args import text, written
-from dslint.rules.npu._common import target_related
+from dslint.rules.npu._common import npu_finding
 
 
 @rule("DS513", "npu-sglang", severity="error", target="launch", fixable=True, facts=("npu_target",))
@@ -37,10 +36,5 @@ def npu_sglang(plan, context, *, npu_target):
     backend = text(plan, "infer_backend")
     if backend.value is None or backend.value.lower() != "sglang":
         return
-    yield Finding(
-        backend.span or plan.span,
-        f"{written(backend.arg)}: ms-swift does not support SGLang on Ascend NPU",
-        note="NPU-support.md; vllm runs there with vllm-ascend",
-        related=[target_related(target)],
-        fix=Fix.unsafe("Use vllm", Edit.replace(backend.span, "vllm")) if backend.span is not None else None,
-    )
+    yield npu_finding(plan, target, backend.span, f"{written(backend.arg)}: ms-swift does not support SGLang on Ascend NPU",
+                      "NPU-support.md; vllm runs there with vllm-ascend", use="vllm")

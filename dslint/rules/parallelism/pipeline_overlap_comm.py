@@ -43,13 +43,7 @@ def pipeline_overlap_comm(plan, context):
     if not isinstance(zero, Mapping):
         return
     overlap = zero.get("overlap_comm")
-    if overlap is None or ds.is_auto(overlap):
-        return
-    try:
-        on = ds.lax_bool(ds.raw(overlap))
-    except ds.Invalid:
-        return
-    if not on or not real_span(overlap.span):
+    if not ds.lax_read(overlap, ds.lax_bool) or not real_span(overlap.span):
         return
     what, span = evidence
     yield Finding(

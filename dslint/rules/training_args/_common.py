@@ -9,19 +9,14 @@ from typing import Any
 
 from dslint.diagnostics import Related
 from dslint.documents.model import Mapping, Scalar
+from dslint.values import bool_word
 
 
 def truthy(value) -> bool | None:
-    if value is True or value is False:
+    """transformers' string_to_bool words (no on/off), with empty text and "none" as false."""
+    if value is True or value is False or value is None:
         return value
-    if value is None:
-        return None
-    text = str(value).strip().lower()
-    if text in ("yes", "true", "t", "y", "1"):
-        return True
-    if text in ("no", "false", "f", "n", "0", "", "none"):
-        return False
-    return None
+    return bool_word(value, ("yes", "true", "t", "y", "1"), ("no", "false", "f", "n", "0", "", "none"))
 
 
 def json_types(prop: dict) -> set[str]:
