@@ -122,13 +122,13 @@ class _Terminal(io.StringIO):
 
 def test_progress_line_on_a_terminal(monkeypatch):
     """After the delay, a line counts the files the engines have read; it is erased at the end."""
-    from dslint import cli
+    from dslint.run.progress import Progress
 
     terminal = _Terminal()
     monkeypatch.setattr(sys, "stderr", terminal)
-    monkeypatch.setattr(cli._Progress, "DELAY", 0.0)
+    monkeypatch.setattr(Progress, "DELAY", 0.0)
     monkeypatch.delenv("DSLINT_NO_PROGRESS", raising=False)
-    progress = cli._Progress.start(10)
+    progress = Progress.start(10)
     engine = type("E", (), {"files_read": 4})()
     progress.engines.append(engine)
     shown = threading.Event()
@@ -147,7 +147,7 @@ def test_progress_line_on_a_terminal(monkeypatch):
     assert shown.is_set(), text
     assert "dslint: 10 files read; checking launches and rules" in text
     assert text.endswith("\r\x1b[K")
-    assert cli._Progress.start(10, quiet=True)._thread is None
+    assert Progress.start(10, quiet=True)._thread is None
 
 
 def test_after_a_double_dash_every_word_is_a_path(project):
