@@ -281,12 +281,15 @@ def _step(name: str) -> dict:
 
 
 def _expand(value: str, inputs: dict[str, str], action_path: Path) -> str:
-    """Evaluate the only expressions the action uses: ``${{ inputs.NAME }}`` and ``${{ github.action_path }}``."""
+    """Evaluate the only expressions the action uses: ``${{ inputs.NAME }}``, ``${{ github.action_path }}`` and
+    ``${{ github.action_repository }}``."""
 
     def one(match: re.Match) -> str:
         expression = match.group(1).strip()
         if expression == "github.action_path":
             return str(action_path)
+        if expression == "github.action_repository":
+            return "dslint/dslint"
         assert expression.startswith("inputs."), expression
         return inputs[expression[len("inputs.") :]]
 
@@ -401,6 +404,9 @@ def test_action_installs_a_working_dslint(tmp_path):
 
     located = subprocess.run([f"{bin_dir}/python", "-c", "import dslint; print(dslint.__file__)"], cwd=outside, capture_output=True, text=True, env=_env())
     assert located.stdout.startswith(str(runner_temp)), located.stdout + located.stderr  # not this checkout
+    distribution = subprocess.run([f"{bin_dir}/python", "-c", "from importlib import metadata; print(metadata.version('dslint-launch'))"],
+                                  cwd=outside, capture_output=True, text=True, env=_env())
+    assert distribution.returncode == 0 and distribution.stdout.startswith("0."), distribution.stderr  # installed under its own name
 
     shipped = sorted((ROOT / "schemas").glob("*.schema.json"))
     assert shipped, "schemas/ holds no *.schema.json"
@@ -420,6 +426,25 @@ def test_action_installs_a_working_dslint(tmp_path):
     run = _run_step("Run dslint", project, _inputs(sarif_file="dslint.sarif", args=f"--select {RULES}"), run_env)
     assert run.returncode == 1 and run.stdout.startswith("::error file=ds.json,line=1,col=22,"), run.stdout + run.stderr
     assert [r["ruleId"] for r in json.loads((project / "dslint.sarif").read_text(encoding="utf-8"))["runs"][0]["results"]] == ["DS101"]
+
+
+def test_the_action_installs_a_ref_of_its_own_repository_never_the_index_project():
+    """The package index's "dslint" is another project: the version input names a ref of this
+    repository, installed from there under this project's own distribution name."""
+    install = _step("Install dslint")
+    assert install["env"]["DSLINT_ACTION_REPOSITORY"] == "${{ github.action_repository }}"
+    assert '"dslint-launch @ git+https://github.com/$DSLINT_ACTION_REPOSITORY@$DSLINT_VERSION"' in install["run"]
+    assert not re.search(r"\bdslint==|install[^\n]*[\s\"']dslint[\s\"']", install["run"])
+    assert 'name = "dslint-launch"' in (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+
+
+def test_no_readme_line_installs_another_project():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    installs = [line for line in readme.splitlines() if "pip install" in line]
+    assert installs
+    assert not [line for line in installs if re.search(r"pip install\s+(-U\s+)?[\"']?dslint(?![-\w])", line)]
+    refs = re.findall(r"uses: dslint/dslint@(\S+)", readme)
+    assert refs == ["main"]  # a ref this repository has (it has no release tags yet)
 
 
 # ---- the README's snippets ----------------------------------------------------------------------
