@@ -376,3 +376,7 @@ def report_internal(result, outcome) -> None:
     if outcome is not None and not outcome.converged:
         echo("dslint: internal error: fixes did not converge after 10 passes (a rule's fix keeps changing the file); nothing was written", err=True)
         result.internal_errors.append(object())
+    for path, why in outcome.not_written if outcome is not None else ():
+        echo(f"dslint: {'error' if why.startswith('cannot') else 'warning'}: {path}: {why}", err=True)
+    if outcome is not None and outcome.unwritable:
+        result.internal_errors.append(object())  # exit 2: a file that had to be written was not

@@ -1,8 +1,12 @@
 """Applying fixes: merge edits per file, write atomically, re-lint until nothing changes.
 
 A file is never fixed while it has a syntax error. Writes go to a temporary file in the same
-directory that then replaces the original, keeping its permissions, BOM and newline style;
-only the bytes the edits name change.
+directory that then replaces the original, keeping its permissions, owner, BOM and newline
+style; only the bytes the edits name change. A file with other hard links, or whose owner this
+process cannot give a new file, is written in place instead, so that the links and the owner
+stay. A file that changed since it was read (an editor saved it while dslint ran) is not
+written: the edit would be lost. A file that cannot be written is reported, and the others are
+still written.
 """
 
 from __future__ import annotations
@@ -67,22 +71,62 @@ def _overlaps(ranges: list[tuple[int, int]], edit: Edit) -> bool:
     return False
 
 
-def write_atomic(path: str, data: bytes) -> None:
+class Changed(Exception):
+    """The file's bytes are no longer the ones that were linted."""
+
+
+def write_atomic(path: str, data: bytes, expected: bytes | None = None) -> None:
+    """Replace the file's content with ``data``; ``expected``: the bytes it must still hold (else Changed).
+
+    OSError when it cannot be written. The owner, group, mode and hard links stay."""
     target = os.path.realpath(path)
+    info = os.stat(target)
+    if expected is not None:
+        with open(target, "rb") as handle:
+            current = handle.read()
+        if current == data:  # written already, through another name of the same file (a hard link)
+            return
+        if current != expected:
+            raise Changed(path)
+    if info.st_nlink > 1 or not _can_own(info):
+        _write_in_place(target, data)
+        return
     directory = os.path.dirname(target) or "."
-    mode = stat.S_IMODE(os.stat(target).st_mode)
     handle, temporary = tempfile.mkstemp(prefix=".dslint-", suffix=".tmp", dir=directory)
     try:
         with os.fdopen(handle, "wb") as out:
             out.write(data)
             out.flush()
             os.fsync(out.fileno())
-        os.chmod(temporary, mode)
+        if (info.st_uid, info.st_gid) != _owner_of(temporary):
+            os.chown(temporary, info.st_uid, info.st_gid)
+        os.chmod(temporary, stat.S_IMODE(info.st_mode))
         os.replace(temporary, target)
     except BaseException:
         if os.path.exists(temporary):
             os.unlink(temporary)
         raise
+
+
+def _can_own(info: os.stat_result) -> bool:
+    """Can a file this process creates be given the original's owner and group?"""
+    if not hasattr(os, "geteuid"):
+        return True
+    return os.geteuid() == 0 or (info.st_uid == os.geteuid() and info.st_gid in (os.getegid(), *os.getgroups()))
+
+
+def _owner_of(path: str) -> tuple[int, int]:
+    info = os.stat(path)
+    return info.st_uid, info.st_gid
+
+
+def _write_in_place(target: str, data: bytes) -> None:
+    """Rewrite the file itself (its inode): hard links and the owner stay, at the cost of atomicity."""
+    with open(target, "r+b") as out:
+        out.write(data)
+        out.truncate()
+        out.flush()
+        os.fsync(out.fileno())
 
 
 def unified_diff(source: SourceFile, new_text: str) -> str:
@@ -110,6 +154,8 @@ class FixOutcome:
     applied: list[tuple[str, str, str]] = field(default_factory=list)  # (path, code, title)
     diffs: list[str] = field(default_factory=list)
     converged: bool = True
+    not_written: list[tuple[str, str]] = field(default_factory=list)  # (path, why): changed meanwhile, or unwritable
+    unwritable: bool = False  # a file could not be written (exit 2)
     fixed: dict[str, bytes] = field(default_factory=dict)  # path -> its bytes after the fixes, for every changed file
     stdin_text: bytes | None = None  # fixing standard input: the text to print, fixed or as it came
 
@@ -151,8 +197,22 @@ def fix_paths(lint, unsafe: bool, write: bool) -> FixOutcome:
         if write and path == "-":  # standard input, fixed in memory: the caller prints it
             continue
         if write:
-            write_atomic(path, data)
+            _write(outcome, path, data, original.to_bytes())
         else:
             new_text = SourceFile.from_bytes(path, data).text
             outcome.diffs.append(unified_diff(original, new_text))
     return outcome
+
+
+def _write(outcome: FixOutcome, path: str, data: bytes, read: bytes) -> None:
+    """Write one fixed file; what cannot be written is noted, and its fixes are no longer counted as applied."""
+    try:
+        write_atomic(path, data, expected=read)
+        return
+    except Changed:
+        outcome.not_written.append((path, "it changed while dslint ran; not fixed, run again"))
+    except OSError as error:
+        outcome.not_written.append((path, f"cannot write it: {error.strerror or error}"))
+        outcome.unwritable = True
+    outcome.applied = [entry for entry in outcome.applied if entry[0] != path]
+    outcome.fixed.pop(path, None)
