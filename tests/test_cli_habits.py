@@ -256,6 +256,7 @@ BINARY = b"\x00\x01\x02\xff" * 8
     ({"ok.json": CLEAN_JSON}, ["ok.json", "--no-such-option"], 2),
     ({"ok.json": CLEAN_JSON}, ["ok.json", "--fail-on", "never"], 2),
     ({"ok.json": CLEAN_JSON}, ["-", "ok.json"], 2),
+    ({}, ["-"], 2),  # standard input without --stdin-filename: nothing says what it is
     ({"ok.json": CLEAN_JSON, "dslint.toml": "world-size = 0\n"}, ["ok.json", "--config", "dslint.toml"], 2),
 ])
 def test_the_exit_code_table(tmp_path, files, args, code):

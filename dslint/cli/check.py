@@ -147,6 +147,8 @@ def _check(paths, fmt, fix, fix_only, diff, add_noqa, unsafe_fixes, stdin_filena
     reading_stdin = paths == ["-"]
     fix = fix or fix_only
     _refuse_combinations(paths, reading_stdin, fix, diff, add_noqa)
+    if reading_stdin and not stdin_filename:
+        fail("reading '-' needs --stdin-filename NAME: the name says how the text is read (ds_config.json, train.yaml, run.sh)")
     found = ([], []) if reading_stdin else _find(paths, scopes)
     _refuse_settings(scopes, rules)
 
