@@ -78,7 +78,14 @@ def parse_json(source: SourceFile) -> tuple[Node | None, list[ParseProblem], boo
         message = getattr(exc, "msg", None) or str(exc)
         if "%r" in message:  # hjson leaves some messages unformatted; str(exc) has them filled in
             message = str(exc).split(": line ")[0]
+        message = _ADVICE.sub("", message)  # hjson's general advice: the headline must fit a line
         offset = min(offset, len(text))
+        special = _bare_special(text)
+        if special is not None:  # the loader's complaint points past it, often at the end of the file
+            start, token = special
+            problems.append(ParseProblem(Span(source, start, start + len(token)),
+                                         f"{token} is not JSON: DeepSpeed's hjson loader reads it as text and fails ({message})"))
+            return None, problems, False
         problems.append(ParseProblem(Span(source, offset, min(offset + 1, len(text))), f"not readable by DeepSpeed's hjson loader: {message}"))
         return None, problems, False
 
@@ -91,6 +98,29 @@ def parse_json(source: SourceFile) -> tuple[Node | None, list[ParseProblem], boo
     except (TooDeep, RecursionError):
         return None, [ParseProblem(Span(source, 0, 1), f"nesting deeper than {MAX_DEPTH} levels; not linted")], strict
     return root, problems, strict
+
+
+_ADVICE = re.compile(r" \(check your syntax[^)]*\)")
+# A quoted string, or NaN / Infinity where a value stands (Python's json.load reads them as floats;
+# hjson reads a quoteless value to the end of its line, closing brackets and all).
+_SPECIAL_TOKENS = re.compile(r'"(?:[^"\\\n]|\\.)*"|(?<=[:\[,\s])(-?Infinity|NaN)(?=\s*[,}\]])')
+
+
+def _bare_special(text: str) -> tuple[int, str] | None:
+    """(offset, token) of the first NaN or Infinity written as a value outside a string, when
+    they are why the loader fails: with each of them read as null, it reads the file."""
+    found = [(m.start(1), m.group(1)) for m in _SPECIAL_TOKENS.finditer(text) if m.group(1)]
+    if not found:
+        return None
+    pieces, last = [], 0
+    for start, token in found:
+        pieces += [text[last:start], "null"]
+        last = start + len(token)
+    try:
+        load_values("".join(pieces) + text[last:])
+    except Exception:  # noqa: BLE001 - any failure: something else breaks the file too
+        return None
+    return found[0]
 
 
 def _strict_json(text: str) -> bool:
