@@ -347,9 +347,12 @@ def test_fifo_does_not_hang(here):
     assert without_companion(found) == []
     assert "dslint: skipped pipe.json: not a regular file" in stderr
     assert "dslint: skipped link.json: not a regular file" in stderr
+    # named to be checked: a finding that says it was not (never a silent skip), and no hang
     found, stderr = check(here, "pipe.json", "link.json", "companion.json")
-    assert without_companion(found) == []
-    assert "dslint: skipped pipe.json: not a regular file" in stderr
+    assert without_companion(found) == [
+        ("link.json", 1, 1, "DS003", "not a regular file (a FIFO, socket or device): not read"),
+        ("pipe.json", 1, 1, "DS003", "not a regular file (a FIFO, socket or device): not read"),
+    ]
 
 
 def test_link_to_a_device(here):
@@ -357,8 +360,7 @@ def test_link_to_a_device(here):
         pytest.skip("no /dev/zero")
     (here / "zero.json").symlink_to("/dev/zero")
     found, stderr = check(here, "zero.json", "companion.json")
-    assert without_companion(found) == []
-    assert "dslint: skipped zero.json: not a regular file" in stderr
+    assert without_companion(found) == [("zero.json", 1, 1, "DS003", "not a regular file (a FIFO, socket or device): not read")]
 
 
 def test_directory_named_like_a_config(here):
@@ -429,3 +431,23 @@ def test_offsets_in_one_long_non_ascii_line_are_exact_in_any_order():
     rng.shuffle(boundaries)
     for offset in boundaries[:3000]:
         assert source.char_offset(offset) == len(data[:offset].decode("utf-8"))
+
+
+def test_a_named_launch_script_that_is_not_text_is_a_finding(here):
+    """bash may run it, but dslint did not read it: said, never skipped with exit 0."""
+    (here / "train.sh").write_bytes(b"#!/bin/bash\ndeepspeed train.py \x00\x01\x02 --deepspeed ds.json\n")
+    (here / "latin1.sh").write_bytes("#!/bin/bash\n# caf\xe9\ntorchrun train.py\n".encode("latin-1"))
+    found, _ = check(here, "train.sh", "latin1.sh", "companion.json")
+    assert [(path, code) for path, _, _, code, _ in without_companion(found)] == [("latin1.sh", "DS003"), ("train.sh", "DS003")]
+    found, stderr = check(here)  # walked: passed over, and -v says why
+    assert without_companion(found) == []
+
+
+def test_an_alias_bomb_in_an_accelerate_config_is_a_finding(here):
+    """The YAML limits apply to every kind: an accelerate config past them is reported, not skipped."""
+    lines = ['a: &a ["x","x","x","x","x","x","x","x","x"]']
+    lines += [f"{b}: &{b} [{', '.join(['*' + a] * 9)}]" for a, b in zip("abcde", "bcdef")]
+    lines += ["compute_environment: LOCAL_MACHINE", "distributed_type: MULTI_GPU", "num_processes: 8"]
+    (here / "accelerate.yaml").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    found, _ = check(here, "accelerate.yaml", "companion.json")
+    assert without_companion(found) == [("accelerate.yaml", 1, 1, "DS001", "more than 100000 YAML nodes after alias expansion; not linted")]

@@ -56,6 +56,8 @@ def _read_bytes(candidate) -> bytes | Document:
         info = os.stat(path)
         if not stat.S_ISREG(info.st_mode):
             # A FIFO, socket or device (or a link to one): reading it could block forever.
+            if candidate.explicit:  # named to be checked: say that it was not, and why
+                return unreadable(candidate.display, "not a regular file (a FIFO, socket or device): not read")
             raise Skipped("not a regular file")
         size = info.st_size
         with open(path, "rb") as handle:
@@ -171,6 +173,8 @@ def _read_yaml(source: SourceFile) -> Document:
             from dslint.documents.model import TRAINING_YAML
 
             return Document(source=source, kind=TRAINING_YAML, root=None, problems=problems)
+        if problems and root is None and _mentions_accelerate_keys(source.text):  # a syntax error, or past the limits
+            return Document(source=source, kind=ACCELERATE, root=None, problems=problems)
         raise Skipped("YAML, but neither a training config nor an accelerate config")
     if flavor == "hydra":
         from dslint.documents.omegaconf import reread
@@ -208,12 +212,22 @@ def _too_long(source: SourceFile, message: str) -> Document:
 
 
 def _mentions_training_keys(text: str) -> bool:
-    import re
-
     from dslint.documents.classify import TRAINING_KEYS
 
-    keys = set(re.findall(r"^([A-Za-z_][\w.]*)\s*:", text, re.MULTILINE))
-    return len(keys & TRAINING_KEYS) >= 2
+    return len(_top_keys(text) & TRAINING_KEYS) >= 2
+
+
+def _mentions_accelerate_keys(text: str) -> bool:
+    from dslint.documents.classify import ACCELERATE_KEYS
+
+    return ACCELERATE_KEYS <= _top_keys(text)
+
+
+def _top_keys(text: str) -> set[str]:
+    """The keys that start a line of a YAML text that cannot be parsed."""
+    import re
+
+    return set(re.findall(r"^([A-Za-z_][\w.]*)\s*:", text, re.MULTILINE))
 
 
 # What each kind of file is read with, for the message of a file none of them can read.
@@ -249,7 +263,7 @@ def _unreadable_kind(path: str, data: bytes, text: str, kind: str | None, expect
         return DEEPSPEED
     if kind == "yaml" and _mentions_training_keys(text):
         return TRAINING_YAML
-    if required and kind in ("json", "yaml"):
+    if required and kind in ("json", "yaml", "script"):
         return UNREADABLE
     if exc is None:
         raise Skipped("empty file")
@@ -259,6 +273,10 @@ def _unreadable_kind(path: str, data: bytes, text: str, kind: str | None, expect
 def _undecodable(path: str, data: bytes, text: str, kind: str | None, exc: DecodeError):
     """(source, span, message, note) of a file that is not UTF-8 text."""
     encoding = describe_encoding(data)
+    if kind == "script":  # bash runs bytes; dslint reads launch scripts as UTF-8 text
+        source = SourceFile(path=path, text="")
+        why = encoding or exc.message
+        return source, Span(source, 0, 0), f"not read: {why}", "dslint reads launch scripts as UTF-8 text; this one was not checked"
     readers = _JSON_READERS if kind == "json" else _YAML_READERS
     if encoding is None:  # text that is not UTF-8: show the line with the bad byte
         source = SourceFile(path=path, text=text)

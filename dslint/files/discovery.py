@@ -147,15 +147,13 @@ def discover(paths: list[str], exclude: list[str] = (), root: Path | None = None
             raise PathError(f"{given}: no such file or directory")
         if path.is_dir():
             _Walk(path, scopes, cwd, add, skipped).run()
-        elif path.is_file() or path.is_symlink():
+        else:  # a file, a link, or a FIFO or device named to be checked (its reader says it was not)
             settings = scopes.at(path.parent)
             reason = excluded_by(path, settings, cwd) if settings.force_exclude else None
             if reason is not None:
                 skipped.append((_shown(path, cwd), reason))
             else:
                 add(path, True, settings)
-        else:
-            skipped.append((given, "not a regular file"))
     return candidates, skipped
 
 
