@@ -8,6 +8,7 @@ RULES = (
     ('DS003', 'unreadable-file', 'error', 'document', ('unreadable',), (), (), False, 'dslint.rules.core', 'dslint could not read a file it was asked to check.'),
     ('DS004', 'unused-suppression', 'warning', 'suppressions', (), (), (), True, 'dslint.rules.suppression', 'A `# dslint: disable=...` comment (or a code in it) suppresses nothing.'),
     ('DS005', 'shell-construct-not-read', 'info', 'document', ('launch-script',), (), (), False, 'dslint.rules.core', "A command bash accepts that dslint's script reader could not read."),
+    ('DS006', 'yaml-duplicate-key', 'warning', 'document', ('training-yaml', 'accelerate-yaml'), (), (), False, 'dslint.rules.core', 'A key appears twice in the same mapping of a training or accelerate YAML file.'),
     ('DS101', 'batch-size-mismatch', 'error', 'deepspeed', (), (), (), True, 'dslint.rules.batch', 'train_batch_size does not equal micro batch × gradient accumulation × world size.'),
     ('DS102', 'batch-value-type', 'error', 'deepspeed', (), (), (), True, 'dslint.rules.batch', 'A batch value is a string, a fraction, a boolean or a container instead of a number.'),
     ('DS201', 'unknown-key', 'error', 'deepspeed', (), (), (), True, 'dslint.rules.deepspeed_keys.unknown_key', 'A key DeepSpeed does not know, inside a section that rejects unknown keys.'),

@@ -121,6 +121,55 @@ def duplicate_key(document, context):
             first_seen[entry.key] = entry
 
 
+@rule("DS006", "yaml-duplicate-key", severity="warning", kinds=("training-yaml", "accelerate-yaml"))
+def yaml_duplicate_key(document, context):
+    """A key appears twice in the same mapping of a training or accelerate YAML file.
+
+    ## What it checks
+    Every mapping of a training YAML (HF, ms-swift, LLaMA-Factory, axolotl, verl) or an
+    accelerate config for keys that occur more than once.
+
+    ## Why it matters
+    The YAML specification says keys are unique, and the readers disagree on what to do with a
+    repeated one. `yaml.safe_load` (transformers' HfArgumentParser, ms-swift, accelerate's
+    config loader, LLaMA-Factory before 0.9.3) keeps the later value and drops the earlier one
+    without a word, so the setting a reader of the file sees first is not the one the run uses.
+    OmegaConf (LLaMA-Factory from 0.9.3, Hydra applications such as verl) refuses the file:
+    `ConstructorError: found duplicate key` (omegaconf/_utils.py:136-150 in omegaconf 2.3.0).
+
+    ## Example
+    ```yaml
+    learning_rate: 1.0e-4
+    per_device_train_batch_size: 4
+    learning_rate: 2.0e-5
+    ```
+    Use instead:
+    ```yaml
+    per_device_train_batch_size: 4
+    learning_rate: 2.0e-5
+    ```
+
+    ## Fix safety
+    No fix: either value may be the one you meant.
+    """
+    if document.root is None:
+        return
+    for path, node in walk(document.root):
+        if not isinstance(node, Mapping):
+            continue
+        first_seen = {}
+        for entry in node.entries:
+            if entry.key not in first_seen:
+                first_seen[entry.key] = entry
+                continue
+            dotted = ".".join(str(p) for p in path + (entry.key,))
+            yield Finding(entry.key_span, f"duplicate key '{dotted}': yaml.safe_load keeps this later value",
+                          related=[Related("first occurrence, dropped", first_seen[entry.key].key_span)],
+                          note="yaml.safe_load (HF, ms-swift, accelerate) drops the earlier value silently; OmegaConf "
+                               "(LLaMA-Factory 0.9.3+, Hydra apps) refuses the file: found duplicate key")
+            first_seen[entry.key] = entry
+
+
 @rule("DS003", "unreadable-file", severity="error", kinds=("unreadable",))
 def unreadable_file(document, context):
     """dslint could not read a file it was asked to check.
