@@ -85,3 +85,17 @@ def test_an_unwritable_file_is_one_line_and_exit_2_and_the_others_are_written(tm
     assert [line for line in run.stderr.splitlines() if "a.json" in line] == ["dslint: error: a.json: cannot write it: Permission denied"]
     assert (tmp_path / "a.json").read_text(encoding="utf-8") == STRING_BATCH
     assert (tmp_path / "b.json").read_text(encoding="utf-8") == FIXED
+
+
+def test_the_report_offers_only_fixes_that_fix_applies(tmp_path, monkeypatch):
+    """--fix never edits a file with a syntax error, so neither the finding nor the summary offers
+    a fix there; the same fix in a file that parses is offered and applied."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "broken.sh").write_text("#!/bin/bash\nif true; then\ntorchrun train.py \\\n", encoding="utf-8")
+    (tmp_path / "fine.sh").write_text("#!/bin/bash\ntorchrun train.py \\\n", encoding="utf-8")
+    report = invoke(["check", "--no-config", "--select", "DS001,DS605", "."])
+    assert [line.split(":")[0] for line in report.stdout.splitlines() if " DS605 " in line] == ["broken.sh", "fine.sh"]
+    assert report.stdout.count("= fix (safe)") == 1 and "1 fixable with `dslint --fix`" in report.stdout
+    assert invoke(["check", "--no-config", "--select", "DS605", "--fix", "."]).exit_code == 1  # broken.sh's is left
+    assert (tmp_path / "fine.sh").read_text(encoding="utf-8") == "#!/bin/bash\ntorchrun train.py\n"
+    assert (tmp_path / "broken.sh").read_text(encoding="utf-8").endswith("\\\n")

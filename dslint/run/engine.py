@@ -197,7 +197,7 @@ class Engine:
         ]
         raw, failed = self._run_pairs(work, result)
         scans: dict[int, Suppressions] = {}
-        result.diagnostics = self._filter(raw, documents, scans)
+        result.diagnostics = _fixable_as_fix_applies(self._filter(raw, documents, scans), documents)
         judges = [r for r in self.rules if r.target == "suppressions"]
         if judges:
             judged = [document for document in documents if document.path not in context]
@@ -476,6 +476,15 @@ def _drop_fixes_in_unmapped_strings(diagnostic: Diagnostic, by_source: dict[int,
         diagnostic.help = diagnostic.help or diagnostic.fix.title
         diagnostic.fix = None
     diagnostic.alternatives = [f for f in diagnostic.alternatives if not any(unmapped(e) for e in f.edits)]
+
+
+def _fixable_as_fix_applies(diagnostics: list[Diagnostic], documents: list[Document]) -> list[Diagnostic]:
+    """No fix on a finding whose edits fall in a file with a syntax error: --fix never edits a
+    file it cannot parse (dslint.fix.apply), so the report must not offer it either."""
+    broken = {id(document.source) for document in documents if document.problems}
+    if not broken:
+        return diagnostics
+    return [replace(d, fix=None) if d.fix is not None and any(id(e.source) in broken for e in d.fix.edits) else d for d in diagnostics]
 
 
 def _diagnostic(found: Rule, severity: Severity, finding: Finding, notes: list[str], producer: str | None = None) -> Diagnostic:
