@@ -159,3 +159,53 @@ UNTERMINATED_LAST_LINES = [
 @pytest.mark.parametrize("text", QUOTED_CONTINUATIONS + UNTERMINATED_LAST_LINES)
 def test_regression_scripts_agree_with_bash(text):
     assert dslint_verdict(text) == bash_verdicts(_bash(), [text.encode("utf-8")])[0]
+
+
+# Here-documents the end of the file ends: bash -n accepts the script and warns, and
+# unended-heredoc (DS609) says so with bash's line and delimiter.
+_UNENDED = re.compile(r"here-document at line (\d+) delimited by end-of-file \(wanted `(.*)'\)")
+HEREDOCS = [
+    "cat > ds.json <<EOF\n{}\nEOF2\ndeepspeed train.py\n",
+    "cat <<EOF\nx\nEOF \n",  # a trailing space: not the end
+    "cat <<-EOF\n\tx\n\tEOF\n",  # <<- strips tabs: ended
+    "cat <<EOF\n\tx\n\tEOF\n",  # << keeps them: not ended
+    "cat <<'END'\n$x\nEND\necho ok\n",
+    "cat <<\"END\" >a; cat <<E2 >b\n1\nEND\n2\n",  # two on one line, the second never ended
+    "x=$(cat <<EOF\nhi\nEOF)\necho $x\n",  # inside $( ): bash's compatibility end
+    "echo ok\n",
+]
+
+
+def bash_unended(bash: str, texts: list[bytes]) -> list[list[tuple[int, str]]]:
+    with tempfile.TemporaryDirectory() as tmp:
+        out = []
+        for k, data in enumerate(texts):
+            path = os.path.join(tmp, f"h{k}.sh")
+            with open(path, "wb") as handle:
+                handle.write(data)
+            run = subprocess.run([bash, "-n", path], capture_output=True, stdin=subprocess.DEVNULL, env={"LC_ALL": "C"})
+            out.append([(int(m.group(1)), m.group(2)) for m in _UNENDED.finditer(run.stderr.decode("utf-8", "replace"))])
+        return out
+
+
+def dslint_unended(text: str) -> list[tuple[int, str]] | None:
+    found: list[tuple[int, str, bool]] = []
+    return None if check(text, None, found) is not None else [(line, delimiter) for line, delimiter, _ in found]
+
+
+@pytest.mark.parametrize("text", HEREDOCS)
+def test_unended_heredocs_agree_with_bash(text):
+    assert dslint_unended(text) == bash_unended(_bash(), [text.encode("utf-8")])[0]
+
+
+def test_unended_heredocs_of_the_corpus_agree_with_bash(corpus):
+    bash = _bash()
+    with open(corpus / "MANIFEST.tsv", encoding="utf-8", newline="") as handle:
+        rows = [row for row in csv.DictReader(handle, delimiter="\t") if row["kind"] == "launch_sh"]
+    paths = [corpus / row["repo"].replace("/", "__") / row["path"] for row in rows]
+    datas = [path.read_bytes() for path in paths]
+    verdicts = bash_verdicts(bash, datas)
+    accepted = [(path, data) for path, data, verdict in zip(paths, datas, verdicts) if verdict is None]
+    expected = bash_unended(bash, [data for _, data in accepted])
+    wrong = [(str(path), want, got) for (path, data), want in zip(accepted, expected) if (got := dslint_unended(_decode(data))) != want]
+    assert wrong == []

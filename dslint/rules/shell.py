@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dslint.diagnostics import Edit, Finding, Fix, Severity
 from dslint.documents.model import SCRIPT
+from dslint.source import Span
 from dslint.rule import rule
 
 
@@ -379,3 +380,63 @@ def shell_runtime_error(document, context):
         return
     for failure in script.runtime_failures:
         yield Finding(failure.span, failure.message, note=failure.note)
+
+
+@rule("DS609", "unended-heredoc", severity="warning", kinds=(SCRIPT,))
+def unended_heredoc(document, context):
+    """A here-document's end line never comes: the rest of the script is its text, not commands.
+
+    ## What it checks
+    Each `<<WORD` (or `<<-WORD`) whose line `WORD` does not follow. bash reads up to the end of
+    the file as the document's text and warns `here-document at line N delimited by
+    end-of-file (wanted 'WORD')` (bash 5.2 make_here_document in make_cmd.c); `bash -n` exits 0.
+    dslint's reading of the script is bash's own (tests/test_bash_oracle.py compares them).
+
+    ## Why it matters
+    Every command after the `<<` is text fed to the command that reads the document: the
+    launch below it never runs, and the script ends without an error. A misspelled end
+    (`EOF ` with a trailing space, `EOF2`, an indented `EOF` under `<<`) is the usual cause.
+
+    ## Example
+    ```sh
+    cat > ds_config.json <<EOF
+    {"train_micro_batch_size_per_gpu": 4}
+    EOF2
+    deepspeed train.py --deepspeed ds_config.json
+    ```
+    Use instead:
+    ```sh
+    cat > ds_config.json <<EOF
+    {"train_micro_batch_size_per_gpu": 4}
+    EOF
+    deepspeed train.py --deepspeed ds_config.json
+    ```
+
+    ## Fix safety
+    No fix: which line was meant to end the document is for you to say.
+    """
+    script = document.script
+    if script is None:
+        return
+    source = script.source
+    for line, delimiter, _ in [entry for entry in script.unended_heredocs if entry[2]]:
+        launch = _first_launch_after(source, line)
+        note = f"bash -n: here-document at line {line} delimited by end-of-file (wanted `{delimiter}')"
+        if launch is not None:
+            note += f"; `{launch[1]}` on line {launch[0]} is its text and never runs"
+        yield Finding(Span(source, source.line_start(line), source.line_end(line)), f"here-document `{delimiter}` is never ended: the rest of the file is its text",
+                      note=note)
+
+
+def _first_launch_after(source, line: int) -> tuple[int, str] | None:
+    """(line, its first words) of the first line after ``line`` that starts with a launcher's name."""
+    from dslint.documents.shell.launchers import is_launcher_name
+
+    lines = source.text.split("\n")
+    for number in range(line + 1, len(lines) + 1):
+        words = lines[number - 1].split()
+        name = words[0].rsplit("/", 1)[-1] if words else None
+        if is_launcher_name(name):
+            shown = " ".join(words[:4])
+            return number, shown + (" ..." if len(words) > 4 else "")
+    return None

@@ -89,7 +89,7 @@ def parse_script(source: SourceFile) -> Script:
             if not patched_tree.root_node.has_error or _count_errors(patched_tree) < _count_errors(tree):
                 data, tree = patched, patched_tree
     units: list[tuple[int, int]] = []
-    complaint = check(source.text, units)
+    complaint = check(source.text, units, script.unended_heredocs)
     excluded, unread = read_tree(source, tree, data)
     if complaint is not None:
         script.problems.append(syntax_problem(source, complaint))

@@ -243,6 +243,7 @@ class Script:
     runtime_failures: list[RuntimeFailure] = field(default_factory=list)
     unread: list = field(default_factory=list)  # parts tree-sitter skipped although bash accepts them (unread.Unread)
     continued_lines: set[int] = field(default_factory=set)  # lines whose `\` continues the command onto the next
+    unended_heredocs: list[tuple[int, str, bool]] = field(default_factory=list)  # (line of the `<<`, delimiter, the file ends it)
     sbatch: object = None  # the #SBATCH directives (slurm.SbatchJob), when the script has any
     # (start, end) of strings run by eval/bash -c whose words could be placed only at the whole string
     unmapped: list[tuple[int, int]] = field(default_factory=list)

@@ -29,9 +29,12 @@ class Complaint:
     token: str | None = None  # the unexpected token, as bash names it
 
 
-def check(text: str, units: list | None = None) -> Complaint | None:
+def check(text: str, units: list | None = None, unended: list | None = None) -> Complaint | None:
     """bash's first complaint about ``text``, or None. ``units``, when given, receives the
-    (start, end) character range of each complete top-level command bash reads."""
+    (start, end) character range of each complete top-level command bash reads; ``unended``,
+    for a text bash accepts, (line, delimiter, at the end of the file) of each here-document bash
+    warns about ("here-document at line N delimited by end-of-file"): the end of the file ends it,
+    or, inside ``$( )``, a line that starts with its delimiter and goes on (``EOF)``)."""
     lexer = Lexer(text)
     grammar = Grammar(lexer, units)
     try:
@@ -44,6 +47,8 @@ def check(text: str, units: list | None = None) -> Complaint | None:
         return Complaint(exc.line, exc.message)
     except RecursionError:
         return None  # nesting deeper than dslint follows: no verdict rather than a guess
+    if unended is not None:
+        unended.extend(lexer.unended)
     return None
 
 

@@ -56,6 +56,8 @@ class Lexer:
         self.assignok = self.redirlist = self.allowopnbrc = self.compassign = False
         self.eof_token = None  # ')' while reading a $( ) command substitution
         self.esacs_needed = self.expecting_in = self.open_braces = 0
+        # here-documents bash warns about: (line of the `<<`, delimiter, True when the end of the file ends it)
+        self.unended: list[tuple[int, str, bool]] = []
         self.heredocs: list[tuple[str, bool, bool]] = []  # (word, strip tabs, quoted) waiting for a newline
         self.extglob = False
         self.cond = None  # set by the grammar: reads a [[ ]] expression when the lexer reaches one

@@ -146,6 +146,7 @@ def gather_heredocs(lx) -> None:
 def _heredoc_body(lx, at: int, word: str, strip: bool, quoted: bool) -> int:
     delim = _quote_removal(word) if quoted else word
     text, n = lx.text, lx.n
+    opened = text.count("\n", 0, at)  # the line of its `<<` (the body starts on the next one)
     while at < n:
         end = text.find("\n", at)
         end = n if end == -1 else end + 1
@@ -169,7 +170,11 @@ def _heredoc_body(lx, at: int, word: str, strip: bool, quoted: bool) -> int:
         if body[:-1] == delim:
             return nxt
         if lx.eof_token and body.startswith(delim) and lx.eof_token in body[len(delim) :]:
-            # inside $( ): `EOF)` ends the document and the substitution (bash's compatibility case)
+            # inside $( ): `EOF)` ends the document and the substitution (bash's compatibility
+            # case, which bash warns about as if the file had ended it)
+            lx.unended.append((opened, delim, False))
             return at + (len(line) - len(body)) + len(delim)
         at = nxt
+    # bash: "warning: here-document at line N delimited by end-of-file (wanted `EOF')"
+    lx.unended.append((opened, delim, True))
     return n
