@@ -43,8 +43,8 @@ def _bash() -> str:
     return bash
 
 
-def bash_verdicts(bash: str, texts: list[bytes]) -> list[tuple[int, str] | None]:
-    """(line, message) of `bash -n`'s first complaint for each script, None when it accepts it."""
+def bash_runs(bash: str, texts: list[bytes]) -> list[tuple[int, str]]:
+    """(exit status, standard error) of `bash -n` on each script."""
     with tempfile.TemporaryDirectory() as tmp:
         paths = []
         for k, data in enumerate(texts):
@@ -55,16 +55,20 @@ def bash_verdicts(bash: str, texts: list[bytes]) -> list[tuple[int, str] | None]
         # one shell runs them all: a process per script costs less than a Python subprocess each
         driver = 'for f; do "$0" -n "$f" 2>"$f.err"; echo $? >"$f.rc"; done'
         subprocess.run([bash, "-c", driver, bash, *paths], check=True, stdin=subprocess.DEVNULL, env={"LC_ALL": "C"})
-        out = []
-        for path in paths:
-            rc = int(Path(path + ".rc").read_text())
-            errors = [line for line in Path(path + ".err").read_bytes().decode("utf-8", "replace").split("\n") if line and "warning:" not in line]
-            first = _LINE.match(errors[0]) if errors else None
-            if rc == 0 and first is None:
-                out.append(None)
-            else:
-                out.append((int(first.group(1)), first.group(2)) if first else (0, f"exit status {rc}"))
-        return out
+        return [(int(Path(path + ".rc").read_text()), Path(path + ".err").read_bytes().decode("utf-8", "replace")) for path in paths]
+
+
+def bash_verdicts(bash: str, texts: list[bytes]) -> list[tuple[int, str] | None]:
+    """(line, message) of `bash -n`'s first complaint for each script, None when it accepts it."""
+    out = []
+    for rc, stderr in bash_runs(bash, texts):
+        errors = [line for line in stderr.split("\n") if line and "warning:" not in line]
+        first = _LINE.match(errors[0]) if errors else None
+        if rc == 0 and first is None:
+            out.append(None)
+        else:
+            out.append((int(first.group(1)), first.group(2)) if first else (0, f"exit status {rc}"))
+    return out
 
 
 def dslint_verdict(text: str) -> tuple[int, str] | None:
@@ -177,15 +181,8 @@ HEREDOCS = [
 
 
 def bash_unended(bash: str, texts: list[bytes]) -> list[list[tuple[int, str]]]:
-    with tempfile.TemporaryDirectory() as tmp:
-        out = []
-        for k, data in enumerate(texts):
-            path = os.path.join(tmp, f"h{k}.sh")
-            with open(path, "wb") as handle:
-                handle.write(data)
-            run = subprocess.run([bash, "-n", path], capture_output=True, stdin=subprocess.DEVNULL, env={"LC_ALL": "C"})
-            out.append([(int(m.group(1)), m.group(2)) for m in _UNENDED.finditer(run.stderr.decode("utf-8", "replace"))])
-        return out
+    """(line, delimiter) of each here-document `bash -n` warns about, per script."""
+    return [[(int(m.group(1)), m.group(2)) for m in _UNENDED.finditer(stderr)] for _, stderr in bash_runs(bash, texts)]
 
 
 def dslint_unended(text: str) -> list[tuple[int, str]] | None:

@@ -98,6 +98,19 @@ def duplicate_key(document, context):
     The fix removes the earlier occurrence, keeping the value HF and accelerate use today. It is
     unsafe: the earlier value may be the one you meant.
     """
+    for node, dotted, earlier, entry in _repeated_keys(document):
+        yield Finding(
+            entry.key_span,
+            f"duplicate key '{dotted}'",
+            related=[Related("first occurrence", earlier.key_span)],
+            note="DeepSpeed raises 'Duplicate keys in DeepSpeed config' when it loads this file; "
+            "HF and accelerate silently keep this last value",
+            fix=Fix.unsafe(f"Remove the earlier '{entry.key}'", remove_json_entry(node, earlier)),
+        )
+
+
+def _repeated_keys(document):
+    """(mapping, dotted key, the entry before, the repeated entry) for each key a mapping repeats."""
     if document.root is None:
         return
     for path, node in walk(document.root):
@@ -105,19 +118,8 @@ def duplicate_key(document, context):
             continue
         first_seen = {}
         for entry in node.entries:
-            if entry.key not in first_seen:
-                first_seen[entry.key] = entry
-                continue
-            earlier = first_seen[entry.key]
-            dotted = ".".join(str(p) for p in path + (entry.key,))
-            yield Finding(
-                entry.key_span,
-                f"duplicate key '{dotted}'",
-                related=[Related("first occurrence", earlier.key_span)],
-                note="DeepSpeed raises 'Duplicate keys in DeepSpeed config' when it loads this file; "
-                "HF and accelerate silently keep this last value",
-                fix=Fix.unsafe(f"Remove the earlier '{entry.key}'", remove_json_entry(node, earlier)),
-            )
+            if entry.key in first_seen:
+                yield node, ".".join(str(p) for p in path + (entry.key,)), first_seen[entry.key], entry
             first_seen[entry.key] = entry
 
 
@@ -152,22 +154,11 @@ def yaml_duplicate_key(document, context):
     ## Fix safety
     No fix: either value may be the one you meant.
     """
-    if document.root is None:
-        return
-    for path, node in walk(document.root):
-        if not isinstance(node, Mapping):
-            continue
-        first_seen = {}
-        for entry in node.entries:
-            if entry.key not in first_seen:
-                first_seen[entry.key] = entry
-                continue
-            dotted = ".".join(str(p) for p in path + (entry.key,))
-            yield Finding(entry.key_span, f"duplicate key '{dotted}': yaml.safe_load keeps this later value",
-                          related=[Related("first occurrence, dropped", first_seen[entry.key].key_span)],
-                          note="yaml.safe_load (HF, ms-swift, accelerate) drops the earlier value silently; OmegaConf "
-                               "(LLaMA-Factory 0.9.3+, Hydra apps) refuses the file: found duplicate key")
-            first_seen[entry.key] = entry
+    for _, dotted, earlier, entry in _repeated_keys(document):
+        yield Finding(entry.key_span, f"duplicate key '{dotted}': yaml.safe_load keeps this later value",
+                      related=[Related("first occurrence, dropped", earlier.key_span)],
+                      note="yaml.safe_load (HF, ms-swift, accelerate) drops the earlier value silently; OmegaConf "
+                           "(LLaMA-Factory 0.9.3+, Hydra apps) refuses the file: found duplicate key")
 
 
 @rule("DS003", "unreadable-file", severity="error", kinds=("unreadable",))
