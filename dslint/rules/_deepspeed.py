@@ -410,6 +410,21 @@ def fills_auto(use) -> bool | None:
     return use.consumer in HF_LIKE
 
 
+def every_reader_fills_auto(document, context) -> bool:
+    """May a fix write "auto" into this config? Only when every launch of the run that reads it is
+    established as a training program that fills "auto" (HF Trainer, accelerate, ms-swift,
+    LLaMA-Factory): a plain `deepspeed.initialize` loop, a Megatron-DeepSpeed or inference launch,
+    or a reader that is only assumed, cannot take "auto"; with no launch reading it nobody knows."""
+    plans = context.deepspeed_readers.get(id(document), ())
+    return bool(plans) and all(_fills_auto_plan(plan) for plan in plans)
+
+
+def _fills_auto_plan(plan) -> bool:
+    program = getattr(plan, "program", None)
+    return program is not None and program.established and getattr(program, "kind", None) != "inference" \
+        and plan.consumer in HF_LIKE
+
+
 def consumer_label(use) -> str:
     return CONSUMER_LABEL.get(use.consumer, use.consumer or "")
 
