@@ -479,10 +479,11 @@ def deepspeed_precision_section(plan, context):
     ## Fix safety
     Adding the missing section with `"enabled": "auto"` is safe where every launch that reads the
     config is established as HF Trainer, accelerate, ms-swift or LLaMA-Factory: `"auto"` makes them
-    write the precision the flag already asks for. Replacing an explicit `false` with `"auto"` is
-    unsafe: the run trains in fp32 today and would train in the accelerate config's precision,
-    a change of precision. Either fix is dropped where another launch reads the config with a
-    reader that cannot fill `"auto"` (plain DeepSpeed, or one only assumed).
+    write the precision the flag already asks for (unsafe where another reader is only assumed to
+    be one). Replacing an explicit `false` with `"auto"` is unsafe: the run trains in fp32 today
+    and would train in the accelerate config's precision, a change of precision. Either fix is
+    dropped where another launch is established as a reader that cannot fill `"auto"` (plain
+    DeepSpeed, Megatron-DeepSpeed, inference).
     """
     precision = Precision(plan)
     if not precision.training or precision.ds_config is None or not precision.ds_real:
@@ -507,16 +508,16 @@ def _missing_section(plan, context, precision: Precision, config) -> Finding | N
         if name == "bf16" and config.get("bfloat16") is not None:
             continue
         zero3 = " and ZeRO-3's zero.Init materialises the weights in float32" if ds.zero_stage(config) == 3 else ""
-        fills = ds.every_reader_fills_auto(plan.deepspeed.document, context)
+        others = ds.auto_readers(plan.deepspeed.document, context, besides=plan)
         return Finding(
             ds.opening(config),
             f"{vote.text} but {plan.deepspeed.document.path} has no \"{name}\" section",
             note="transformers fixes its DeepSpeed dtype to float32 before accelerate adds the section, so the Trainer casts "
             f"floating-point inputs to float32{zero3}",
             related=[Related(vote.describe(), vote.span), Related("DeepSpeed config named here", plan.deepspeed.span)],
-            fix=Fix.safe(f'Add "{name}": {{"enabled": "auto"}}', ds.insert_json_entry(config, name, '{"enabled": "auto"}'))
-            if fills else None,
-            help=None if fills else f'add "{name}": {{"enabled": true}} (not every reader of the config is known to fill "auto")',
+            fix=(Fix.safe if others == ds.FILL else Fix.unsafe)(f'Add "{name}": {{"enabled": "auto"}}', ds.insert_json_entry(config, name, '{"enabled": "auto"}'))
+            if others != ds.REFUSE else None,
+            help=None if others != ds.REFUSE else f'add "{name}": {{"enabled": true}} (another launch reads the config and cannot fill "auto")',
         )
     return None
 
@@ -532,7 +533,7 @@ def _explicit_false(plan, context, precision: Precision, config):
     entry = section.entry("enabled") if section is not None else None
     if entry is None or ds.is_auto(entry.value) or as_bool(ds.raw(entry.value)) is not False:
         return
-    fills = ds.every_reader_fills_auto(plan.deepspeed.document, context)
+    fills = ds.auto_readers(plan.deepspeed.document, context, besides=plan) != ds.REFUSE
     yield Finding(
         entry.value.span,
         f"{acc.dtype}.enabled is {ds.show(entry.value)} while accelerate runs {acc.text}",
@@ -540,5 +541,5 @@ def _explicit_false(plan, context, precision: Precision, config):
         related=[Related(acc.describe(), acc.span)],
         # unsafe: the run trains in fp32 now; "auto" switches it to accelerate's precision
         fix=Fix.unsafe('Set it to "auto"', Edit.replace(entry.value.span, '"auto"')) if fills else None,
-        help=None if fills else 'set it to true (not every reader of the config is known to fill "auto")',
+        help=None if fills else 'set it to true (another launch reads the config and cannot fill "auto")',
     )

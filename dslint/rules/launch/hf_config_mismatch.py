@@ -82,10 +82,10 @@ def hf_config_mismatch(use, context):
     ## Fix safety
     Safe where every launch that reads the config is established as an HF-like program (HF
     Trainer, accelerate, ms-swift, LLaMA-Factory): `"auto"` makes the Trainer write its own value,
-    which is the value it would insist on. Where another launch reads the same file with plain
-    DeepSpeed (its own `deepspeed.initialize` loop, Megatron-DeepSpeed, inference) or a reader
-    that is only assumed, nothing fills `"auto"` there: no fix, and the help says to make the two
-    values agree.
+    which is the value it would insist on. Unsafe where another launch reading the same file is
+    only assumed to be one (it may not fill `"auto"`). No fix where another launch is established
+    as plain DeepSpeed (its own `deepspeed.initialize` loop, Megatron-DeepSpeed, inference),
+    which cannot take `"auto"`: the help says to make the two values agree.
     """
     plan = use.launch
     if plan is None or use.consumer not in HF_LIKE:
@@ -149,10 +149,13 @@ def _precision_pairs(args) -> list[tuple]:
 
 
 def _auto_fix(use, context, dotted: str, node) -> dict:
-    """The fix writing "auto", only where every reader of the file fills it; otherwise help."""
-    if ds.every_reader_fills_auto(use.document, context):
-        return {"fix": Fix.safe(f'Set {dotted} to "auto" so the Trainer fills it in', replace_value(node, "auto"))}
-    return {"help": f'make {dotted} agree with the Trainer ("auto" only where every launch reading this config fills it)'}
+    """The fix writing "auto": safe where every other reader of the file fills it, unsafe where one
+    is only assumed, none (help instead) where one is established as a reader that cannot."""
+    others = ds.auto_readers(use.document, context, besides=use.launch)
+    title = f'Set {dotted} to "auto" so the Trainer fills it in'
+    if others == ds.REFUSE:
+        return {"help": f'make {dotted} agree with the Trainer: another launch reads this config with a reader that cannot fill "auto"'}
+    return {"fix": (Fix.safe if others == ds.FILL else Fix.unsafe)(title, replace_value(node, "auto"))}
 
 
 def _mismatch(use, context, dotted: str, hf_value, hf_name: str, related: list):
