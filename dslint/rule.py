@@ -160,6 +160,10 @@ class Context:
     # The facts computed this run (dslint.facts), by (name, id(target)); emptied with ``memo``. Rules
     # do not read it: they get the facts they declare as arguments.
     facts: dict = field(default_factory=dict)
+    # id(DeepSpeed config document) -> every launch plan of this run that reads it (training or
+    # inference); set by the engine when a run starts. A fix that writes into the config must be
+    # right for each of them, not only for the launch whose finding it is.
+    deepspeed_readers: dict = field(default_factory=dict)
 
 
 def rules_in_module(module) -> list[Rule]:

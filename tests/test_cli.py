@@ -348,7 +348,7 @@ def test_diff_writes_nothing(project):
     assert proc.returncode == 1
     assert "--- a/ds102.json\n+++ b/ds102.json\n" in proc.stdout
     assert '-  "train_micro_batch_size_per_gpu": "4",\n+  "train_micro_batch_size_per_gpu": 4,\n' in proc.stdout
-    assert "--- a/ds101.json" in proc.stdout
+    assert "ds101.json" not in proc.stdout  # its fix changes the global batch: unsafe
     assert "ds002.json" not in proc.stdout  # its fix is unsafe
     after = {p.name: (p.read_bytes(), p.stat().st_mtime_ns) for p in project.iterdir()}
     assert after == before
@@ -378,16 +378,17 @@ def test_diff_clean_and_unsafe(project):
 
 def test_fix(project):
     proc = run(project, "--fix", "--show-fixes")
-    assert proc.returncode == 1  # the duplicate key has only an unsafe fix
+    assert proc.returncode == 1  # the duplicate key and the global batch have only unsafe fixes
     assert "fixed ds102.json: DS102 Write the number 4" in proc.stdout
-    assert "fixed ds101.json: DS101 Remove train_batch_size so DeepSpeed derives it" in proc.stdout
-    assert "Fixed 2 problems. Found 1 error in 4 files." in proc.stdout
+    assert "fixed ds101.json" not in proc.stdout
+    assert "Fixed 1 problem. Found 2 errors in 4 files." in proc.stdout
     assert (project / "ds102.json").read_text() == DS102_JSON.replace('"4"', "4")
-    assert (project / "ds101.json").read_text() == CLEAN_JSON
+    assert (project / "ds101.json").read_text() == DS101_JSON
     assert (project / "ds002.json").read_text() == DS002_JSON
     proc = run(project, "--fix", "--unsafe-fixes")
     assert proc.returncode == 0
-    assert proc.stdout == "Fixed 1 problem. All checks passed (4 files checked).\n"
+    assert proc.stdout == "Fixed 2 problems. All checks passed (4 files checked).\n"
+    assert (project / "ds101.json").read_text() == CLEAN_JSON
     assert (project / "ds002.json").read_text() == '{\n  "train_micro_batch_size_per_gpu": 4,\n  "steps_per_print": 20\n}\n'
     again = run(project, "--fix", "--unsafe-fixes")
     assert (again.returncode, again.stdout) == (0, "All checks passed (4 files checked).\n")
@@ -400,7 +401,7 @@ def test_fix_keeps_crlf_bom_mode_and_missing_final_newline(tmp_path):
     os.chmod(tmp_path / "ds.json", 0o640)
     (tmp_path / "ds101.json").write_bytes(b"{\r\n" + b'  "train_batch_size": 48,\r\n  "train_micro_batch_size_per_gpu": 4,\r\n  "gradient_accumulation_steps": 8\r\n}')
     os.chmod(tmp_path / "ds101.json", 0o755)
-    proc = run(tmp_path, "--fix")
+    proc = run(tmp_path, "--fix", "--unsafe-fixes")  # DS101's removal changes the global batch: unsafe
     assert proc.returncode == 0, proc.stdout
     data = (tmp_path / "ds.json").read_bytes()
     assert data == b"\xef\xbb\xbf" + original.replace('"4"', "4").encode()
@@ -525,7 +526,7 @@ def test_json_contract(project):
     ]
     assert cjk["message"] == "train_batch_size 48 is not a multiple of micro batch 4 * accumulation 8 = 32"
     assert cjk["detail"] == {"notes": ["DeepSpeed's batch assertion fails for every world size"], "help": None}
-    assert cjk["fix"]["applicability"] == "safe"
+    assert cjk["fix"]["applicability"] == "unsafe"
     assert cjk["fix"]["title"] == "Remove train_batch_size so DeepSpeed derives it"
     (edit,) = cjk["fix"]["edits"]
     assert edit["path"] == "cjk.json" and edit["content"] == ""
@@ -598,10 +599,10 @@ def test_text_format(project):
     ]
     assert "  = ds101.json:1:60: train_micro_batch_size_per_gpu = 4" in lines
     assert "  = note: DeepSpeed's batch assertion fails for every world size" in lines
-    assert "  = fix (safe): Remove train_batch_size so DeepSpeed derives it" in lines
+    assert "  = fix (unsafe): Remove train_batch_size so DeepSpeed derives it" in lines
     assert "2 |   \"train_micro_batch_size_per_gpu\": \"4\"," in lines
     assert "  | " + " " * 36 + "^^^" in lines
-    assert lines[-1] == "Found 2 errors in 2 files. 2 fixable with `dslint --fix`."
+    assert lines[-1] == "Found 2 errors in 2 files. 1 fixable with `dslint --fix`. 1 more with `dslint --fix --unsafe-fixes`."
 
 
 def test_text_caret_under_wide_characters(project):

@@ -410,6 +410,40 @@ def fills_auto(use) -> bool | None:
     return use.consumer in HF_LIKE
 
 
+def every_reader_fills_auto(document, context) -> bool:
+    """May a fix write "auto" into this config? Only when every launch of the run that reads it is
+    established as a training program that fills "auto" (HF Trainer, accelerate, ms-swift,
+    LLaMA-Factory): a plain `deepspeed.initialize` loop, a Megatron-DeepSpeed or inference launch,
+    or a reader that is only assumed, cannot take "auto"; with no launch reading it nobody knows."""
+    plans = context.deepspeed_readers.get(id(document), ())
+    return bool(plans) and auto_readers(document, context) == FILL
+
+
+FILL, UNKNOWN, REFUSE = "fill", "unknown", "refuse"
+
+
+def auto_readers(document, context, besides=None) -> str:
+    """What the launches reading this config, other than ``besides`` (the launch a rule's finding is
+    about, which the engine judges for a rule with ``consumers``), make of "auto": REFUSE when one is
+    established as a reader that cannot fill it (plain DeepSpeed, Megatron-DeepSpeed, inference),
+    UNKNOWN when one is only assumed, FILL otherwise (none left counts as FILL)."""
+    others = [plan for plan in context.deepspeed_readers.get(id(document), ()) if plan is not besides]
+    if any(_program_established(plan) and not _fills_auto_plan(plan) for plan in others):
+        return REFUSE
+    if any(not _program_established(plan) for plan in others):
+        return UNKNOWN
+    return FILL
+
+
+def _program_established(plan) -> bool:
+    program = getattr(plan, "program", None)
+    return program is not None and program.established
+
+
+def _fills_auto_plan(plan) -> bool:
+    return _program_established(plan) and getattr(plan.program, "kind", None) != "inference" and plan.consumer in HF_LIKE
+
+
 def consumer_label(use) -> str:
     return CONSUMER_LABEL.get(use.consumer, use.consumer or "")
 

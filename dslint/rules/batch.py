@@ -86,10 +86,10 @@ def batch_size_mismatch(use, context):
     ```
 
     ## Fix safety
-    Removing `train_batch_size` is safe when micro batch and accumulation are both given:
-    DeepSpeed then derives it and the assertion holds for every world size. Setting
-    `train_batch_size` to the product is offered as an unsafe alternative: it keeps the key but
-    changes the global batch.
+    Unsafe. Removing `train_batch_size` (offered when micro batch and accumulation are both
+    given) lets DeepSpeed derive it, so the assertion holds for every world size, but the global
+    batch is then the product, not the one you wrote. Setting `train_batch_size` to the product
+    is the unsafe alternative: it keeps the key and changes the global batch the same way.
     """
     config = use.config
     nodes = {key: config.get(key) for key in BATCH_KEYS}
@@ -227,7 +227,8 @@ def _fixes(config: Mapping, nodes, product) -> dict:
     fix = None
     alternatives = []
     if nodes[TBS] is not None and nodes[MBS] is not None and nodes[GAS] is not None:
-        fix = Fix.safe("Remove train_batch_size so DeepSpeed derives it", remove_json_entry(config, config.entry(TBS)))
+        # the global batch you wrote gives way to the product: a change of value, so unsafe
+        fix = Fix.unsafe("Remove train_batch_size so DeepSpeed derives it", remove_json_entry(config, config.entry(TBS)))
     if nodes[TBS] is not None and product is not None and product > 0:
         value = int(product) if isinstance(product, float) and product.is_integer() else product
         alternatives.append(Fix.unsafe(f"Set train_batch_size to {format_number(value)} (changes the global batch)", replace_value(nodes[TBS], value)))
@@ -284,10 +285,10 @@ def batch_value_type(use, context):
 
     ## Fix safety
     Rewriting a whole-number string as the number is safe: the value the author wrote is kept,
-    only its type changes. `"Auto"` becomes `"auto"` (safe) only where the launch's program is
-    established as one that fills `"auto"` (HF Trainer, accelerate, ms-swift, LLaMA-Factory):
-    under plain DeepSpeed `"auto"` is an error too, and for a config no launch reaches nobody
-    knows. Fractions have no fix.
+    only its type changes. `"Auto"` becomes `"auto"` (safe) only where every launch that reads
+    the config is established as one that fills `"auto"` (HF Trainer, accelerate, ms-swift,
+    LLaMA-Factory): under plain DeepSpeed `"auto"` is an error too, and for a config no launch
+    reaches nobody knows. Fractions have no fix.
     """
     config = use.config
     for key in BATCH_KEYS:
@@ -301,7 +302,7 @@ def batch_value_type(use, context):
         if isinstance(node, Scalar) and not isinstance(value, (bool, str)) and isinstance(value, (int, float)):
             yield from _not_whole(key, node, value)
         elif isinstance(value, str):
-            yield _string_value(use, key, node, value)
+            yield _string_value(use, context, key, node, value)
         else:
             kind = "a boolean" if isinstance(value, bool) else f"a {type(value).__name__}"
             yield Finding(node.span, f"{key} is {kind} ({node.span.text.strip()[:40]}), not a number")
@@ -315,14 +316,14 @@ def _not_whole(key: str, node: Scalar, value):
         yield Finding(node.span, f"{key} is {value}: not a usable number")
 
 
-def _string_value(use, key: str, node: Node, value: str) -> Finding:
+def _string_value(use, context, key: str, node: Node, value: str) -> Finding:
     """A string batch value: "Auto" in the wrong case, a number written as text, or other text."""
     if value.strip().lower() == "auto":
         return Finding(
             node.span,
             f"{key} is {value!r}, not \"auto\"",
             note='only lowercase "auto" is filled in by HF Trainer and accelerate',
-            fix=Fix.safe('Write "auto"', replace_value(node, "auto")) if ds.fills_auto(use) else None,
+            fix=Fix.safe('Write "auto"', replace_value(node, "auto")) if ds.every_reader_fills_auto(use.document, context) else None,
         )
     if _INTEGER_TEXT.match(value):
         number = int(float(value))

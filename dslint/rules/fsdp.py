@@ -304,8 +304,11 @@ def fsdp_config_key(document, context):
     Use instead: `fsdp_backward_prefetch: BACKWARD_PRE`.
 
     ## Fix safety
-    Renaming `fsdp_backward_prefetch_policy` to `fsdp_backward_prefetch` is safe when the new key
-    is not set: every accelerate version reads the new name as the old one was meant.
+    Renaming `fsdp_backward_prefetch_policy` to `fsdp_backward_prefetch` (when the new key is not
+    set) is safe where every allowed accelerate version copies the old key to the new one
+    (0.26.0 up to 1.0.0): they read both the same. It is unsafe where a version from 1.0.0 on
+    ignores the old key (the prefetch you wrote starts to take effect) or one before 0.26.0 knows
+    only the old name.
     """
     mapping = document.mapping
     section = mapping.get("fsdp_config") if mapping is not None else None
@@ -327,17 +330,19 @@ def fsdp_config_key(document, context):
 
     old = section.entry("fsdp_backward_prefetch_policy")
     if old is not None:
-        fix = None
-        if section.entry("fsdp_backward_prefetch") is None:
-            fix = Fix.safe("Rename it fsdp_backward_prefetch", rename_key(old, "fsdp_backward_prefetch"))
-        help = None if fix else "the key is fsdp_backward_prefetch"
+        edit = rename_key(old, "fsdp_backward_prefetch") if section.entry("fsdp_backward_prefetch") is None else None
+        help = None if edit else "the key is fsdp_backward_prefetch"
+        title = "Rename it fsdp_backward_prefetch"
         if (gone := judged(failing_from=PREFETCH_POLICY_GONE)) is not None:
             verdict, severity = gone
+            # a version that ignores the old key starts to prefetch: unsafe
             yield Finding(old.key_span, f"accelerate ≥ {PREFETCH_POLICY_GONE} ignores fsdp_backward_prefetch_policy silently",
-                          fix=fix, severity=severity, note=verdict.qualify("no backward prefetch is used"), help=help)
+                          fix=Fix.unsafe(title, edit) if edit else None, severity=severity,
+                          note=verdict.qualify("no backward prefetch is used"), help=help)
         elif (copied := judged(failing_from=PREFETCH_POLICY_DEPRECATED, before=PREFETCH_POLICY_GONE)) is not None:
             # releases that copy it to the new key with a warning; before 0.26.0 it is the only key
             verdict, severity = copied
+            fix = (Fix.safe if verdict.everywhere else Fix.unsafe)(title, edit) if edit else None
             yield Finding(old.key_span, "fsdp_backward_prefetch_policy is deprecated", fix=fix, severity=severity, help=help,
                           note=verdict.qualify("accelerate copies it to fsdp_backward_prefetch with a warning and ignores it from 1.0.0"))
     version = section.entry("fsdp_version")

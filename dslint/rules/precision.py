@@ -10,7 +10,7 @@ from an HF training argument is DS301's.
 from __future__ import annotations
 
 from dslint.diagnostics import Edit, Finding, Fix, Related, Severity
-from dslint.launch.target import BF16_CAPABLE, NO_BF16, PRE_AMPERE
+from dslint.launch.target import NO_BF16, PRE_AMPERE
 from dslint.rule import rule
 from dslint.rules import _deepspeed as ds
 from dslint.launch.args import as_bool, complete, flag, model_name, where, written
@@ -318,9 +318,10 @@ def fp16_on_bf16_model(plan, context, *, hardware):
     Use instead: `bf16: true`.
 
     ## Fix safety
-    Switches the fp16 source to bf16 (and ms-swift's `--torch_dtype` to bfloat16). Safe when the
-    `hardware` setting names bf16-capable hardware, unsafe when the hardware is unknown, and not
-    offered on hardware without bf16 (V100, T4, Ascend 910A), where the finding's help suggests fp32.
+    Unsafe: it switches the fp16 source to bf16 (and ms-swift's `--torch_dtype` to bfloat16), a
+    change of the precision you chose, even on hardware the `hardware` setting names as
+    bf16-capable. Not offered on hardware without bf16 (V100, T4, Ascend 910A), where the
+    finding's help suggests fp32.
     """
     precision = Precision(plan)
     if not precision.training or precision.training_dtype() != "fp16":
@@ -340,8 +341,7 @@ def fp16_on_bf16_model(plan, context, *, hardware):
     else:
         edits = _to_bf16_edits(plan, precision, vote)
         if edits:
-            make = Fix.safe if hardware is not None and hardware.name in BF16_CAPABLE else Fix.unsafe
-            fix = make("Train in bf16", *edits)
+            fix = Fix.unsafe("Train in bf16", *edits)  # a change of the precision you chose
     yield Finding(
         vote.span if vote.span is not None and not vote.span.virtual else plan.span,
         f"fp16 training of {model.value}, pretrained in bf16 ({family} family)",
@@ -477,7 +477,13 @@ def deepspeed_precision_section(plan, context):
     ```
 
     ## Fix safety
-    Safe: `"auto"` makes HF and accelerate write the precision they already use.
+    Adding the missing section with `"enabled": "auto"` is safe where every launch that reads the
+    config is established as HF Trainer, accelerate, ms-swift or LLaMA-Factory: `"auto"` makes them
+    write the precision the flag already asks for (unsafe where another reader is only assumed to
+    be one). Replacing an explicit `false` with `"auto"` is unsafe: the run trains in fp32 today
+    and would train in the accelerate config's precision, a change of precision. Either fix is
+    dropped where another launch is established as a reader that cannot fill `"auto"` (plain
+    DeepSpeed, Megatron-DeepSpeed, inference).
     """
     precision = Precision(plan)
     if not precision.training or precision.ds_config is None or not precision.ds_real:
@@ -486,14 +492,14 @@ def deepspeed_precision_section(plan, context):
     if plan.consumer in ("hf", "swift", "llamafactory"):
         if precision.training_dtype() not in ("bf16", "fp16"):
             return
-        missing = _missing_section(plan, precision, config)
+        missing = _missing_section(plan, context, precision, config)
         if missing is not None:
             yield missing
             return
-    yield from _explicit_false(plan, precision, config)
+    yield from _explicit_false(plan, context, precision, config)
 
 
-def _missing_section(plan, precision: Precision, config) -> Finding | None:
+def _missing_section(plan, context, precision: Precision, config) -> Finding | None:
     """A bf16 (fp16) flag with no such section in the DeepSpeed config: transformers' dtype stays float32."""
     for name in ("bf16", "fp16"):
         vote = precision.flag_vote(name)
@@ -502,18 +508,21 @@ def _missing_section(plan, precision: Precision, config) -> Finding | None:
         if name == "bf16" and config.get("bfloat16") is not None:
             continue
         zero3 = " and ZeRO-3's zero.Init materialises the weights in float32" if ds.zero_stage(config) == 3 else ""
+        others = ds.auto_readers(plan.deepspeed.document, context, besides=plan)
         return Finding(
             ds.opening(config),
             f"{vote.text} but {plan.deepspeed.document.path} has no \"{name}\" section",
             note="transformers fixes its DeepSpeed dtype to float32 before accelerate adds the section, so the Trainer casts "
             f"floating-point inputs to float32{zero3}",
             related=[Related(vote.describe(), vote.span), Related("DeepSpeed config named here", plan.deepspeed.span)],
-            fix=Fix.safe(f'Add "{name}": {{"enabled": "auto"}}', ds.insert_json_entry(config, name, '{"enabled": "auto"}')),
+            fix=(Fix.safe if others == ds.FILL else Fix.unsafe)(f'Add "{name}": {{"enabled": "auto"}}', ds.insert_json_entry(config, name, '{"enabled": "auto"}'))
+            if others != ds.REFUSE else None,
+            help=None if others != ds.REFUSE else f'add "{name}": {{"enabled": true}} (another launch reads the config and cannot fill "auto")',
         )
     return None
 
 
-def _explicit_false(plan, precision: Precision, config):
+def _explicit_false(plan, context, precision: Precision, config):
     """accelerate's mixed precision with the DeepSpeed section's enabled: false, which accelerate keeps."""
     acc = precision.accelerate
     if acc is None or acc.dtype not in ("fp16", "bf16"):
@@ -524,10 +533,13 @@ def _explicit_false(plan, precision: Precision, config):
     entry = section.entry("enabled") if section is not None else None
     if entry is None or ds.is_auto(entry.value) or as_bool(ds.raw(entry.value)) is not False:
         return
+    fills = ds.auto_readers(plan.deepspeed.document, context, besides=plan) != ds.REFUSE
     yield Finding(
         entry.value.span,
         f"{acc.dtype}.enabled is {ds.show(entry.value)} while accelerate runs {acc.text}",
         note='accelerate fills only "auto" and keeps this false, so DeepSpeed trains in fp32',
         related=[Related(acc.describe(), acc.span)],
-        fix=Fix.safe('Set it to "auto"', Edit.replace(entry.value.span, '"auto"')),
+        # unsafe: the run trains in fp32 now; "auto" switches it to accelerate's precision
+        fix=Fix.unsafe('Set it to "auto"', Edit.replace(entry.value.span, '"auto"')) if fills else None,
+        help=None if fills else 'set it to true (another launch reads the config and cannot fill "auto")',
     )

@@ -178,6 +178,7 @@ class Engine:
         self.context.memo.clear()
         self.context.facts.clear()
         plans, linked = self.link(documents, result, overrides or {}, adopt=adopt)
+        self.context.deepspeed_readers = _deepspeed_readers(plans)
         documents = documents + linked
         result.documents = documents
         result.files = len(documents)
@@ -424,6 +425,16 @@ def _onto_real_file(finding: Finding, target) -> Finding | None:
         note=finding.note,
         help=_help_without(finding),
     )
+
+
+def _deepspeed_readers(plans) -> dict:
+    """id(DeepSpeed config document) -> the plans that read it, inference launches included."""
+    readers: dict = {}
+    for plan in plans:
+        reference = plan.deepspeed
+        if reference is not None and reference.document is not None:
+            readers.setdefault(id(reference.document), []).append(plan)
+    return readers
 
 
 def _reader_of(target) -> tuple[str | None, object]:

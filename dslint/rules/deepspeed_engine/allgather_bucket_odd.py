@@ -34,7 +34,7 @@ def allgather_bucket_odd(use, context):
     ```
 
     ## Fix safety
-    Adding one element to make the size even is safe: the bucket grows by one element.
+    Unsafe: adding one element makes the size even, but it changes a number you wrote.
     """
     config = use.config
     stage = ds.zero_stage(config)
@@ -50,5 +50,5 @@ def allgather_bucket_odd(use, context):
             note=f"ZeRO stage {stage} asserts 'allgather_bucket_size must be a multiple of nccl_start_alignment_factor, 2' "
             "at deepspeed.initialize (stage_1_and_2.py:389-391)",
             related=stage_related(config),
-            fix=Fix.safe(f"Write {size + 1}", replace_value(item.value, size + 1)),
+            fix=Fix.unsafe(f"Write {size + 1}", replace_value(item.value, size + 1)),
         )

@@ -38,8 +38,9 @@ def compute_grad_norm_off(use, context):
     ```
 
     ## Fix safety
-    Removing `compute_grad_norm: false` is safe: it only switches an optimisation off that
-    cannot work with this config.
+    Unsafe: removing `compute_grad_norm: false` deletes a flag you set; the gradient norm is
+    computed again (the optimisation cannot work with this config, but which setting to give up
+    is your call).
     """
     config = use.config
     zero = ds.zero_section(config)
@@ -51,7 +52,7 @@ def compute_grad_norm_off(use, context):
     if item is None or ds.strict_bool(zero, "compute_grad_norm", True) is not False:
         return
     stage = ds.zero_stage(config)
-    fix = Fix.safe("Remove compute_grad_norm: false", remove_json_entry(zero, item))
+    fix = Fix.unsafe("Remove compute_grad_norm: false", remove_json_entry(zero, item))
     if stage is ds.UNKNOWN:
         return
     if stage not in (1, 2):

@@ -31,8 +31,8 @@ def partial_offload_below_stage3(use, context):
     ```
 
     ## Fix safety
-    Removing `ratio` is safe in the sense that the config cannot load with it; the run then
-    offloads all optimizer states.
+    Unsafe: the config cannot load with `ratio`, but removing it changes the fraction you wrote:
+    the run then offloads all optimizer states (raising the stage to 3 is the other way).
     """
     config = use.config
     stage = ds.zero_stage(config)
@@ -50,5 +50,5 @@ def partial_offload_below_stage3(use, context):
             f"offload_optimizer.ratio {ds.show(item.value)} with ZeRO stage {stage}",
             note="DeepSpeed asserts 'Partial offloading only supported for ZeRO Stage 3.' when it parses the config",
             related=stage_related(config),
-            fix=Fix.safe("Remove ratio (offload everything)", remove_json_entry(section, item)),
+            fix=Fix.unsafe("Remove ratio (offload everything)", remove_json_entry(section, item)),
         )

@@ -36,8 +36,9 @@ def prescale_with_reduce_scatter(use, context):
     ```
 
     ## Fix safety
-    Removing `prescale_gradients: true` or the predivide factor is safe: the averaged gradient
-    is the same, only the order of the division changes, and the config cannot start as written.
+    Unsafe: removing `prescale_gradients: true` or the predivide factor keeps the averaged
+    gradient, but it deletes a setting you chose, and the order of the division (which decides
+    where low-precision gradients can overflow) changes.
     """
     config = use.config
     stage = ds.zero_stage(config)
@@ -75,5 +76,5 @@ def _unsupported(config, item, name: str, asserted: str, when: str = "") -> Find
         f"{item.key} is {ds.show(item.value)} with {name} and reduce_scatter",
         note=f"DeepSpeed asserts '{asserted}'{when}",
         related=stage_related(config),
-        fix=Fix.safe(f"Remove {item.key}", remove_json_entry(config, item)),
+        fix=Fix.unsafe(f"Remove {item.key}", remove_json_entry(config, item)),
     )

@@ -53,12 +53,17 @@ def deprecated_key(use, context):
     ```
 
     ## Fix safety
-    Rewriting `cpu_offload`/`cpu_offload_param` as the section DeepSpeed builds from them,
-    renaming `stage3_gather_fp16_weights_on_model_save` and `bfloat16`, removing
-    `cpu_offload_use_pin_memory` (no effect) and a `bfloat16` that `bf16` shadows, and
+    Rewriting `cpu_offload_param` as the section DeepSpeed builds from it, renaming
+    `stage3_gather_fp16_weights_on_model_save`, removing `cpu_offload_use_pin_memory` (no effect)
+    and a `bfloat16` that `bf16` shadows (no reader reads it), removing an off `cpu_offload`, and
     replacing the legacy boolean with `{"stage": 1}`/`{"stage": 0}` (when there is no
-    `allgather_size`) are safe: DeepSpeed does the same. Renaming `aio.thread_count` is unsafe:
-    the setting starts to take effect.
+    `allgather_size`) are safe: DeepSpeed does the same, and no other reader reads the old
+    spelling differently. Three are unsafe because a reader besides DeepSpeed reads the new
+    spelling and not the old: rewriting `cpu_offload: true` as `offload_optimizer` (accelerate
+    then swaps a torch optimizer for `DeepSpeedCPUAdam`, which `cpu_offload` never made it do),
+    renaming `bfloat16` to `bf16` (HF Trainer and accelerate read only `bf16`: its `"auto"` gets
+    filled and its `enabled` compared with `--bf16`), and renaming `aio.thread_count` (the
+    setting starts to take effect).
     """
     config = use.config
     yield from _boolean_zero(config)
@@ -105,7 +110,8 @@ def _old_bfloat16(config: Mapping):
             old.key_span,
             "'bfloat16' is the old spelling of 'bf16'",
             note="DeepSpeed reads it only while 'bf16' is absent",
-            fix=Fix.safe("Rename 'bfloat16' to 'bf16'", rename_key(old, "bf16")),
+            # unsafe: HF Trainer and accelerate read only "bf16", so they start to read this section
+            fix=Fix.unsafe("Rename 'bfloat16' to 'bf16'", rename_key(old, "bf16")),
         )
     elif not (isinstance(bf16.value, Scalar) and bf16.value.value is None):
         yield Finding(
@@ -175,7 +181,10 @@ def _zero_deprecated(zero: Mapping, item: Entry, replacement: str | None, value_
     note = f"DeepSpeed turns it into '{replacement}'"
     if on is True:
         note += f": {value_text} and logs a warning"
-        fix = Fix.safe(f'Write "{replacement}": {value_text}', Edit.replace(item.span, f'"{replacement}": {value_text}'))
+        # cpu_offload_param: the same to every reader; cpu_offload: accelerate reads offload_optimizer
+        # (and swaps a torch optimizer for DeepSpeedCPUAdam), never cpu_offload, so not the same to it
+        make = Fix.unsafe if replacement == "offload_optimizer" else Fix.safe
+        fix = make(f'Write "{replacement}": {value_text}', Edit.replace(item.span, f'"{replacement}": {value_text}'))
     elif on is False:
         note += " (off) and logs a warning"
         fix = Fix.safe(f"Remove '{key}' (off is the default)", remove_json_entry(zero, item))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dslint.diagnostics import Edit, Finding, Fix
-from dslint.documents.model import Mapping
+from dslint.documents.model import Mapping, Scalar
 from dslint.documents.edits import remove_json_entry
 from dslint.rule import rule
 from dslint.rules import _deepspeed as ds
@@ -39,9 +39,10 @@ def removed_key(use, context):
     ```
 
     ## Fix safety
-    Deleting the key is safe when every allowed release has removed it: DeepSpeed no longer
-    implements the feature, and the config does not load with it (unsafe when older releases
-    still run the feature). For `curriculum_learning`, moving it under
+    Deleting the key is safe when every allowed release has removed it and the key says off
+    (`{"enabled": false}`, `false`, `null`): the config does not load with it, and nothing you
+    chose is lost. It is unsafe when the key turns a feature on or holds a value (the feature
+    you chose is gone, not replaced), and when older releases still run the feature. For `curriculum_learning`, moving it under
     `data_efficiency.data_sampling.curriculum_learning` is offered as an unsafe alternative
     (the new section takes its settings per metric under `curriculum_metrics`).
     """
@@ -75,6 +76,18 @@ def removed_key(use, context):
             )
             found = versions.qualify(finding, failing)
             if found is not None:
-                if found.severity is not None:  # older versions still run the feature: removing it is a choice
+                if found.severity is not None or not _off(item.value):
+                    # older versions still run the feature, or it says on: removing it is a choice
                     found.fix = Fix.unsafe(finding.fix.title, *finding.fix.edits)
                 yield found
+
+
+def _off(value) -> bool:
+    """The key switches nothing on: `false`, `null`, or a section whose `enabled` is false and
+    that holds nothing else."""
+    if isinstance(value, Scalar):
+        return value.value is False or value.value is None
+    if isinstance(value, Mapping):
+        enabled = value.get("enabled")
+        return len(value.entries) == 1 and isinstance(enabled, Scalar) and enabled.value is False
+    return False

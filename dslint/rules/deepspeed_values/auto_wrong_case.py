@@ -40,9 +40,11 @@ def auto_wrong_case(use, context):
     ```
 
     ## Fix safety
-    Writing `"auto"` is safe where the launch's program is established as one that fills it (HF
-    Trainer, accelerate, ms-swift, LLaMA-Factory). Under plain DeepSpeed `"auto"` is no better,
-    and for a config no launch reaches the reader is unknown: no fix there.
+    Writing `"auto"` is safe where every launch that reads the config is established as a program
+    that fills it (HF Trainer, accelerate, ms-swift, LLaMA-Factory). Where one of them is plain
+    DeepSpeed (a `deepspeed.initialize` loop, Megatron-DeepSpeed) or only assumed, `"auto"` is a
+    value that reader cannot take, and for a config no launch reaches the reader is unknown: no
+    fix there.
     """
     for path, node in dss.read_scalars(use.config, dss.Versions(use, context)):
         value = node.value
@@ -55,5 +57,5 @@ def auto_wrong_case(use, context):
             f"{ds.dotted(path)} is {value!r}, not \"auto\"",
             note='only lowercase "auto" is dropped by DeepSpeed and filled in by HF Trainer and accelerate; '
             "any other case reaches DeepSpeed as a plain string",
-            fix=Fix.safe('Write "auto"', replace_value(node, "auto")) if ds.fills_auto(use) else None,
+            fix=Fix.safe('Write "auto"', replace_value(node, "auto")) if ds.every_reader_fills_auto(use.document, context) else None,
         )

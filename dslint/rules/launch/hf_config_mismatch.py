@@ -7,6 +7,7 @@ from dslint.documents.edits import replace_value
 from dslint.documents.model import Mapping, Scalar
 from dslint.launch.plan import HF_LIKE
 from dslint.rule import rule
+from dslint.rules import _deepspeed as ds
 from dslint.rules._trainer_args import TrainingArgs, parsed
 from dslint.rules._using_launch import launch_related
 
@@ -79,7 +80,12 @@ def hf_config_mismatch(use, context):
     ```
 
     ## Fix safety
-    Safe: `"auto"` makes the Trainer write its own value, which is the value it would insist on.
+    Safe where every launch that reads the config is established as an HF-like program (HF
+    Trainer, accelerate, ms-swift, LLaMA-Factory): `"auto"` makes the Trainer write its own value,
+    which is the value it would insist on. Unsafe where another launch reading the same file is
+    only assumed to be one (it may not fill `"auto"`). No fix where another launch is established
+    as plain DeepSpeed (its own `deepspeed.initialize` loop, Megatron-DeepSpeed, inference),
+    which cannot take `"auto"`: the help says to make the two values agree.
     """
     plan = use.launch
     if plan is None or use.consumer not in HF_LIKE:
@@ -88,12 +94,12 @@ def hf_config_mismatch(use, context):
     auto_find = parsed("auto_find_batch_size", plan.arg("auto_find_batch_size").value) if plan.arg("auto_find_batch_size") else False
     # The pairs in the order trainer_config_process compares them.
     pairs = _batch_pairs(plan, args, auto_find) + _optimizer_pairs(plan, args) + _precision_pairs(args)
-    yield from _total_num_steps(use, args)
+    yield from _total_num_steps(use, context, args)
     if auto_find:
         gas, gas_rel = args.get("gradient_accumulation_steps")
         yield from _auto_find_batch_size(use, plan, gas, gas_rel, args)
     for dotted, hf_value, hf_name, related in pairs:
-        yield from _mismatch(use, dotted, hf_value, hf_name, related)
+        yield from _mismatch(use, context, dotted, hf_value, hf_name, related)
 
 
 def _batch_pairs(plan, args, auto_find) -> list[tuple]:
@@ -142,7 +148,17 @@ def _precision_pairs(args) -> list[tuple]:
     return pairs
 
 
-def _mismatch(use, dotted: str, hf_value, hf_name: str, related: list):
+def _auto_fix(use, context, dotted: str, node) -> dict:
+    """The fix writing "auto": safe where every other reader of the file fills it, unsafe where one
+    is only assumed, none (help instead) where one is established as a reader that cannot."""
+    others = ds.auto_readers(use.document, context, besides=use.launch)
+    title = f'Set {dotted} to "auto" so the Trainer fills it in'
+    if others == ds.REFUSE:
+        return {"help": f'make {dotted} agree with the Trainer: another launch reads this config with a reader that cannot fill "auto"'}
+    return {"fix": (Fix.safe if others == ds.FILL else Fix.unsafe)(title, replace_value(node, "auto"))}
+
+
+def _mismatch(use, context, dotted: str, hf_value, hf_name: str, related: list):
     """The finding for an explicit DeepSpeed value at ``dotted`` that Python's != tells from the Trainer's."""
     config = use.config
     if hf_value is None:
@@ -162,7 +178,7 @@ def _mismatch(use, dotted: str, hf_value, hf_name: str, related: list):
         f"ds {dotted}={shown} vs hf {hf_name}={_show(hf_value)}",
         note=f"{string}the HF Trainer stops with {_MISMATCH}",
         related=[r for r in related if r is not None] + launch_related(use),
-        fix=Fix.safe(f'Set {dotted} to "auto" so the Trainer fills it in', replace_value(node, "auto")),
+        **_auto_fix(use, context, dotted, node),
     )
 
 
@@ -191,7 +207,7 @@ def _warmup_steps(plan, args):
     return max(1, int(value)), Related(f"warmup_steps = {arg.value} ({arg.origin}; HF writes max(1, warmup_steps))", arg.span)
 
 
-def _total_num_steps(use, args):
+def _total_num_steps(use, context, args):
     """``scheduler.params.total_num_steps`` against the Trainer's num_training_steps
     (``trainer_config_finalize``, transformers integrations/deepspeed.py:246-250): ``--max_steps``
     when it is positive; a literal at or below 0 never matches, since the Trainer writes the
@@ -201,21 +217,21 @@ def _total_num_steps(use, args):
             or not isinstance(node.value, (int, float)):
         return
     steps, steps_rel = args.get("max_steps")
-    fix = Fix.safe('Set scheduler.params.total_num_steps to "auto" so the Trainer fills it in', replace_value(node, "auto"))
+    fix = _auto_fix(use, context, "scheduler.params.total_num_steps", node)
     if node.value <= 0:
         yield Finding(
             node.span,
             f"ds scheduler.params.total_num_steps={_show(node.value)}, not the number of training steps",
             note=f"the HF Trainer writes its number of training steps there and stops with {_MISMATCH} "
             "(0 steps would also leave the learning rate at warmup_min_lr after warmup)",
-            related=launch_related(use), fix=fix,
+            related=launch_related(use), **fix,
         )
     elif steps is not None and steps > 0 and node.value != steps:
         yield Finding(
             node.span,
             f"ds scheduler.params.total_num_steps={_show(node.value)} vs hf num_training_steps (calculated)={steps}",
             note=f"the HF Trainer stops with {_MISMATCH}",
-            related=[r for r in [steps_rel] if r is not None] + launch_related(use), fix=fix,
+            related=[r for r in [steps_rel] if r is not None] + launch_related(use), **fix,
         )
 
 

@@ -48,22 +48,16 @@ def value_span_of(value) -> Span | None:
     return Span(span.source, span.start + offset, span.end)
 
 
-def _referenced(plan, name: str) -> bool:
-    """Whether the script expands $NAME / ${NAME...} anywhere (a rename would change what it reads)."""
-    import re
-
-    text = plan.origin.source.text
-    return re.search(r"\$\{?" + re.escape(name) + r"(?![A-Za-z0-9_])", text) is not None
-
-
 def rename_fix(plan, value, old: str, new: str, title: str):
     name_span = name_span_of(value, old)
     if name_span is None:
         return None
     if new == "ASCEND_RT_VISIBLE_DEVICES" and not _device_list_takes_effect_safely(plan, value):
         return None
-    make = Fix.unsafe if _referenced(plan, old) else Fix.safe
-    return make(title, Edit.replace(name_span, new))
+    # Unsafe: under the name the Ascend runtime reads, a setting that did nothing starts to take
+    # effect (a device list selects NPUs, allocator options apply), and a script that also runs on
+    # GPUs, or reads $OLD itself, loses the old name.
+    return Fix.unsafe(title, Edit.replace(name_span, new))
 
 
 def _device_list_takes_effect_safely(plan, value) -> bool:

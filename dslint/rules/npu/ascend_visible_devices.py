@@ -38,8 +38,8 @@ def ascend_visible_devices(plan, context):
     `ASCEND_RT_VISIBLE_DEVICES="4, 5,6"`. Use instead: `ASCEND_RT_VISIBLE_DEVICES=4,5,6`.
 
     ## Fix safety
-    Safe: the ids written without spaces, ascending, once each; which physical NPU each rank gets
-    is then the order the runtime imposes anyway.
+    Unsafe: it rewrites the device list you wrote (ascending, once each, without spaces), which
+    changes which NPU each rank gets and, where a space cut the list, how many NPUs the run sees.
     """
     if gpu_by_setting(context):
         return
@@ -101,7 +101,7 @@ def _sorted_fix(value, raw: str, fixed: str | None) -> Fix | None:
         written_value = written_value[1:-1]
     if written_value != raw:
         return None
-    return Fix.safe("Write the ids ascending, without spaces", Edit.replace(value_span, fixed))
+    return Fix.unsafe("Write the ids ascending, without spaces", Edit.replace(value_span, fixed))
 
 
 def _idle_devices(plan, span, listed: int):

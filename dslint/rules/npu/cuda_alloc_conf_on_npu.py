@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dslint.diagnostics import Finding, Fix
+from dslint.diagnostics import Finding
 from dslint.rule import rule
 from dslint.rules.npu._common import env_span, target_related, rename_fix
 
@@ -26,9 +26,9 @@ def cuda_alloc_conf_on_npu(plan, context, *, npu_target):
     Use instead: `PYTORCH_NPU_ALLOC_CONF=expandable_segments:True`.
 
     ## Fix safety
-    Safe: the same options under the NPU name; unsafe when the value names a CUDA-only backend
-    (`backend:cudaMallocAsync`) or the script reads the variable elsewhere. No fix when
-    `PYTORCH_NPU_ALLOC_CONF` is also set.
+    Unsafe: the same options under the NPU name, but options that did nothing start to take
+    effect (and a value naming a CUDA-only backend, `backend:cudaMallocAsync`, is not an NPU
+    option at all). No fix when `PYTORCH_NPU_ALLOC_CONF` is also set.
     """
     target = npu_target
     value = plan.env.get("PYTORCH_CUDA_ALLOC_CONF")
@@ -39,8 +39,6 @@ def cuda_alloc_conf_on_npu(plan, context, *, npu_target):
         note = "PYTORCH_NPU_ALLOC_CONF, also set, is the one read"
     else:
         fix = rename_fix(plan, value, "PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_NPU_ALLOC_CONF", "Rename to PYTORCH_NPU_ALLOC_CONF")
-        if fix is not None and "backend" in (getattr(value, "value", None) or ""):
-            fix = Fix.unsafe(fix.title, *fix.edits)
         help = None
         note = "torch_npu's allocator reads PYTORCH_NPU_ALLOC_CONF"
     yield Finding(env_span(value, plan), "PYTORCH_CUDA_ALLOC_CONF has no effect on Ascend NPU", related=[target_related(target)], fix=fix,

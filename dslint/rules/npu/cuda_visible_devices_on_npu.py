@@ -34,8 +34,9 @@ def cuda_visible_devices_on_npu(plan, context, *, npu_target):
     Use instead: `ASCEND_RT_VISIBLE_DEVICES=0,1`.
 
     ## Fix safety
-    Safe: the same list under the name the Ascend runtime reads (unsafe when the script reads
-    `$CUDA_VISIBLE_DEVICES` elsewhere). No fix when `ASCEND_RT_VISIBLE_DEVICES` is also set. No fix
+    Unsafe: the same list under the name the Ascend runtime reads, but a list that selected
+    nothing starts to select NPUs, which changes the devices the run uses (and a script that reads
+    `$CUDA_VISIBLE_DEVICES` elsewhere loses it). No fix when `ASCEND_RT_VISIBLE_DEVICES` is also set. No fix
     when the list would then select fewer NPUs than the launch starts processes per node, or when
     the deepspeed launcher takes its devices from `--num_gpus`/`--include` and ignores the variable.
     """

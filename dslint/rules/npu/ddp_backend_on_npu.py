@@ -34,8 +34,10 @@ def ddp_backend_on_npu(plan, context, *, launch_target):
     `swift sft --ddp_backend nccl ...` on Ascend. Use instead: `--ddp_backend hccl`, or leave it out.
 
     ## Fix safety
-    Safe: `hccl` is the backend ms-swift and transformers use on NPU; for Megatron-SWIFT the fix
-    removes the flag, leaving the default its Ascend examples run with.
+    Safe: `hccl` is the backend ms-swift and transformers use on NPU, the one `nccl` stands for
+    there. For Megatron-SWIFT the fix removes the flag, leaving the default its Ascend examples
+    run with: safe for `hccl` (that default is HCCL on Ascend, served by MindSpeed), unsafe for
+    any other backend, whose choice the fix would drop.
     """
     arg = plan.arg("ddp_backend")
     if arg is None or not isinstance(arg.value, str):
@@ -50,7 +52,8 @@ def ddp_backend_on_npu(plan, context, *, launch_target):
             arg.span or plan.span,
             f"{written(arg)}: Megatron-SWIFT accepts only nccl or gloo",
             related=[target_related(npu)] if npu is not None else [],
-            fix=Fix.safe("Remove --ddp_backend", edit) if edit is not None else None,
+            # hccl: the default nccl is HCCL on Ascend (MindSpeed); any other backend is a choice the fix would drop
+            fix=(Fix.safe if backend == "hccl" else Fix.unsafe)("Remove --ddp_backend", edit) if edit is not None else None,
             note=f"it stops with \"invalid choice: '{arg.value}'\" (megatron_args.py:586); on Ascend the default nccl is served "
             "by MindSpeed with HCCL",
         )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dslint.diagnostics import Finding, Fix, Related
+from dslint.diagnostics import Finding, Related
 from dslint.rule import rule
 from dslint.launch.args import as_int
 from dslint.rules.npu._common import env_span, gpu_by_setting, target_related, rename_fix
@@ -72,7 +72,7 @@ def ignored_npu_device_variable(plan, context, *, launch_target):
             f"{name} does not select NPUs",
             note=f"torch_npu and DeepSpeed read ASCEND_RT_VISIBLE_DEVICES, so {_what_runs(plan)}",
             related=[target_related(target)] if target is not None and target.npu else [],
-            fix=Fix.unsafe(fix.title, *fix.edits) if fix is not None else None,
+            fix=fix,
         )
 
 

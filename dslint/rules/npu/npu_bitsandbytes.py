@@ -34,8 +34,9 @@ def npu_bitsandbytes(plan, context, *, npu_target):
     on Ascend. Use instead: add `double_quantization: false` (and install the NPU build).
 
     ## Fix safety
-    Safe for `double_quantization`: it sets it to false (or adds the key) as LLaMA-Factory's NPU
-    example does. No fix for ms-swift: use bf16 LoRA instead.
+    Unsafe for `double_quantization`: it sets it to false (or adds the key) as LLaMA-Factory's NPU
+    example does, a change of the quantization you chose (or got by default). No fix for
+    ms-swift: use bf16 LoRA instead.
     """
     target = npu_target
     if target is None:
@@ -79,7 +80,7 @@ def _double_quantization(plan, target, bits):
         return
     fix = None
     if double.arg is not None and double.span is not None:
-        fix = Fix.safe("Set double_quantization to false", Edit.replace(double.span, "false"))
+        fix = Fix.unsafe("Set double_quantization to false", Edit.replace(double.span, "false"))
     elif bits.arg is not None and bits.arg.span is not None and " in " in bits.arg.origin.split(" at ")[0]:
         fix = _yaml_insert_after(bits.arg, "double_quantization: false")
     anchor = double.span if double.arg is not None else bits.span
@@ -104,4 +105,4 @@ def _yaml_insert_after(arg, line_text: str):
     indent = text_[line_start:key_span.start]
     if indent.strip():
         return None
-    return Fix.safe(f"Add {line_text}", Edit(span.source, line_end + 1, line_end + 1, f"{indent}{line_text}\n"))
+    return Fix.unsafe(f"Add {line_text}", Edit(span.source, line_end + 1, line_end + 1, f"{indent}{line_text}\n"))

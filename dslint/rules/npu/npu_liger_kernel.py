@@ -35,7 +35,8 @@ def npu_liger_kernel(plan, context, *, npu_target):
     `swift sft --use_liger_kernel true ...` on Ascend. Use instead: leave it out.
 
     ## Fix safety
-    Safe for ms-swift: removing the flag leaves ms-swift's NPU fused operators in place.
+    Unsafe, for ms-swift: it deletes a feature flag you set (ms-swift's NPU fused operators stay
+    in place, but whether the run should go without Liger is your call).
     """
     target = npu_target
     if target is None:
@@ -51,7 +52,7 @@ def npu_liger_kernel(plan, context, *, npu_target):
             note="NPU-support.md; ms-swift already applies the torch_npu fused operators (npu_rms_norm, npu_rotary_mul, npu_swiglu) "
             "to Qwen models automatically (LLaMA-Factory's route to NPU fused operators is use_v1_kernels)",
             related=[target_related(target)],
-            fix=Fix.safe("Remove --use_liger_kernel", edit) if edit is not None else None,
+            fix=Fix.unsafe("Remove --use_liger_kernel", edit) if edit is not None else None,
         )
     elif plan.consumer == "llamafactory":
         liger = flag(plan, "enable_liger_kernel")

@@ -30,7 +30,8 @@ def pipeline_overlap_comm(plan, context):
     Use instead: `"overlap_comm": false`.
 
     ## Fix safety
-    Safe: DeepSpeed already runs with false.
+    Unsafe: this launch's pipeline engine already runs with false, but the setting is yours, and
+    another launch of the same config without pipeline parallelism would lose the overlap.
     """
     evidence = pipeline_evidence(plan)
     if evidence is None:
@@ -52,5 +53,5 @@ def pipeline_overlap_comm(plan, context):
         note="DeepSpeed logs 'Pipeline parallelism does not support overlapped communication, will be disabled.' and runs without "
         "it (runtime/engine.py:2663-2666)",
         related=[Related(what, span if real_span(span) else None)],
-        fix=Fix.safe("Set overlap_comm to false", replace_value(overlap, False)),
+        fix=Fix.unsafe("Set overlap_comm to false", replace_value(overlap, False)),
     )

@@ -29,7 +29,8 @@ def sequence_parallel_without_tp(plan, context):
     Use instead: `--tensor_model_parallel_size 2 --sequence_parallel true`.
 
     ## Fix safety
-    Safe: removes the flag, which has no effect.
+    Unsafe: it deletes a feature flag you set. The flag has no effect at tensor parallel size 1,
+    but it takes effect as soon as the size is raised, which may be what you meant.
     """
     flavor = megatron_flavor(plan)
     if flavor is None:
@@ -47,5 +48,5 @@ def sequence_parallel_without_tp(plan, context):
         note="Megatron turns sequence parallelism off when there is no tensor parallelism, without an error",
         help="use --context_parallel_size for long sequences",
         related=[grid.tp.related("tensor_model_parallel_size")],
-        fix=Fix.safe("Remove the flag", edit) if edit is not None else None,
+        fix=Fix.unsafe("Remove the flag", edit) if edit is not None else None,
     )
