@@ -31,7 +31,7 @@ DS101_NOTE = "DeepSpeed's batch assertion fails for every world size"
 DUP_JSON = '{\n  "train_batch_size": 32,\n  "train_batch_size": 32,\n  "train_micro_batch_size_per_gpu": 4\n}\n'
 DUP_MSG = "duplicate key 'train_batch_size'"
 CLEAN_JSON = '{"train_micro_batch_size_per_gpu": 4, "gradient_accumulation_steps": 8}\n'
-SUMMARY = "Found 2 errors in 3 files. 1 fixable with `dslint --fix`. 1 more with `dslint --fix --unsafe-fixes`."
+SUMMARY = "Found 2 errors in 3 files. 2 more with `dslint --fix --unsafe-fixes`."  # DS101 and DS002: both fixes unsafe
 
 
 def _env(**extra: str) -> dict[str, str]:
