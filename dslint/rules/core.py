@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dslint.diagnostics import Finding, Fix, Related
+from dslint.diagnostics import Finding, Fix, Related, Severity
 from dslint.documents.model import DEEPSPEED, Mapping, walk
 from dslint.documents.edits import remove_json_entry
 from dslint.rule import rule
@@ -84,6 +84,10 @@ def duplicate_key(document, context):
     (deepspeed/runtime/config_utils.py:205-211), so the launch crashes. HF Trainer and
     accelerate read the same file with `json.load`, which keeps the *last* value silently:
     the same file crashes under one launcher and silently changes meaning under another.
+    Where every launch of the run that reads the config is a program established as one of
+    those (transformers' `HfDeepSpeedConfig` loads the file with `json.load` and hands DeepSpeed
+    the dict, integrations/deepspeed.py; accelerate's `DeepSpeedPlugin` does the same), nothing
+    raises: the finding is a warning that the earlier value is dropped.
 
     ## Example
     ```json
@@ -98,15 +102,30 @@ def duplicate_key(document, context):
     The fix removes the earlier occurrence, keeping the value HF and accelerate use today. It is
     unsafe: the earlier value may be the one you meant.
     """
+    json_load_only = _read_only_with_json_load(document, context)
     for node, dotted, earlier, entry in _repeated_keys(document):
         yield Finding(
             entry.key_span,
-            f"duplicate key '{dotted}'",
+            f"duplicate key '{dotted}'" + (": json.load keeps this later value" if json_load_only else ""),
             related=[Related("first occurrence", earlier.key_span)],
-            note="DeepSpeed raises 'Duplicate keys in DeepSpeed config' when it loads this file; "
-            "HF and accelerate silently keep this last value",
+            severity=Severity.WARNING if json_load_only else None,
+            note=("every launch that reads it here loads it with json.load (HF Trainer, accelerate), which keeps this "
+                  "last value silently; DeepSpeed's own loader would refuse the file" if json_load_only else
+                  "DeepSpeed raises 'Duplicate keys in DeepSpeed config' when it loads this file; "
+                  "HF and accelerate silently keep this last value"),
             fix=Fix.unsafe(f"Remove the earlier '{entry.key}'", remove_json_entry(node, earlier)),
         )
+
+
+def _read_only_with_json_load(document, context) -> bool:
+    """Do launches read this config, all through a program established as one that loads it with
+    ``json.load`` and hands DeepSpeed the dict (transformers' HfDeepSpeedConfig, accelerate's
+    DeepSpeedPlugin)? Then nothing raises: the later value wins."""
+    from dslint.rules._deepspeed import STRICT_JSON_CONSUMERS
+
+    readers = context.deepspeed_readers.get(id(document), ())
+    return bool(readers) and all(getattr(plan.program, "established", False) and plan.consumer in STRICT_JSON_CONSUMERS
+                                 and getattr(plan.program, "kind", None) != "inference" for plan in readers)
 
 
 def _repeated_keys(document):
