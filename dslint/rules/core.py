@@ -121,10 +121,12 @@ def _read_only_with_json_load(document, context) -> bool:
     """Do launches read this config, all through a program established as one that loads it with
     ``json.load`` and hands DeepSpeed the dict (transformers' HfDeepSpeedConfig, accelerate's
     DeepSpeedPlugin)? Then nothing raises: the later value wins."""
+    readers = context.deepspeed_readers.get(id(document), ())
+    if not readers:
+        return False
     from dslint.rules._deepspeed import STRICT_JSON_CONSUMERS
 
-    readers = context.deepspeed_readers.get(id(document), ())
-    return bool(readers) and all(getattr(plan.program, "established", False) and plan.consumer in STRICT_JSON_CONSUMERS
+    return all(getattr(plan.program, "established", False) and plan.consumer in STRICT_JSON_CONSUMERS
                                  and getattr(plan.program, "kind", None) != "inference" for plan in readers)
 
 
