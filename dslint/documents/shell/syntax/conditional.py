@@ -68,6 +68,11 @@ class Conditional:
         self.tok = "COND_ERROR"
         raise CondError(self.lx.line() if line is None else line, message)
 
+    def fail_naming(self, tok: str, named: str, unnamed: str, line: int | None = None):
+        """bash's message naming the token where it has a name (``named`` holds ``{}`` for it)."""
+        text = token_text(tok, None)
+        self.fail(named.format(text) if text else unnamed, line)
+
     def term(self) -> None:
         lx = self.lx
         tok = self.skip_newlines()
@@ -77,20 +82,15 @@ class Conditional:
         elif tok == "(":
             self.or_()
             if self.tok != ")":
-                text = token_text(self.tok, None)
-                self.fail(f"unexpected token `{text}', expected `)'" if text else "expected `)'", line)
+                self.fail_naming(self.tok, "unexpected token `{}', expected `)'", "expected `)'", line)
             self.skip_newlines()
         elif tok == "BANG" or (tok == WORD and lx.value == "!"):
             self.term()
         elif tok == WORD and lx.value in _UNARY:
             tok = self.read()
             if tok != WORD:
-                text = token_text(tok, None)
-                self.fail(
-                    f"unexpected argument `{text}' to conditional unary operator"
-                    if text
-                    else "unexpected argument to conditional unary operator"
-                )
+                self.fail_naming(tok, "unexpected argument `{}' to conditional unary operator",
+                                 "unexpected argument to conditional unary operator")
             self.skip_newlines()
         elif tok == WORD:
             tok = self.read()
@@ -105,12 +105,8 @@ class Conditional:
                 self.tok = tok
                 return
             else:
-                text = token_text(tok, None)
-                self.fail(
-                    f"unexpected token `{text}', conditional binary operator expected"
-                    if text
-                    else "conditional binary operator expected"
-                )
+                self.fail_naming(tok, "unexpected token `{}', conditional binary operator expected",
+                                 "conditional binary operator expected")
             saved = lx.extglob
             if lx.extpat:
                 lx.extglob = True
@@ -118,12 +114,8 @@ class Conditional:
             lx.extglob = saved
             lx.regexp = lx.extpat = False
             if tok != WORD:
-                text = token_text(tok, None)
-                self.fail(
-                    f"unexpected argument `{text}' to conditional binary operator"
-                    if text
-                    else "unexpected argument to conditional binary operator"
-                )
+                self.fail_naming(tok, "unexpected argument `{}' to conditional binary operator",
+                                 "unexpected argument to conditional binary operator")
             self.skip_newlines()
         else:
             text = token_text(tok, None)
