@@ -46,12 +46,44 @@ def describe_encoding(data: bytes) -> str | None:
     return f"binary file (NUL byte at offset {nul})"
 
 
+@dataclass(frozen=True)
+class TextOrigin:
+    """Where a text made from another file's text stands in that file: a config a script writes
+    with a here-document, its variables expanded.
+
+    ``pieces``: (start, end) in the made text, (start, end) in ``source``, and whether the two
+    ranges hold the same characters (a literal run) or not (``$GLOBAL`` written as ``64``).
+    """
+
+    source: "SourceFile"
+    pieces: tuple[tuple[int, int, int, int, bool], ...]
+
+    def _piece(self, offset: int) -> int:
+        starts = [piece[0] for piece in self.pieces]
+        return max(bisect.bisect_right(starts, offset) - 1, 0)
+
+    def place(self, start: int, end: int) -> tuple[int, int, bool]:
+        """(start, end) in ``source`` of a range of the made text, and whether the text there is
+        the same (an edit of the range can be made there): both ends in literal runs, and every
+        run between them literal. An end inside an expansion widens to the whole expansion."""
+        first, last = self._piece(start), self._piece(max(end - 1, start))
+        a0, _a1, s0, s1, exact0 = self.pieces[first]
+        b0, _b1, t0, t1, exact1 = self.pieces[last]
+        source_start = s0 + (start - a0) if exact0 else s0
+        source_end = t0 + (end - b0) if exact1 else t1
+        if end <= start:
+            source_end = source_start
+        same = all(piece[4] for piece in self.pieces[first : last + 1])
+        return max(source_start, s0), max(source_end, source_start), same
+
+
 @dataclass
 class SourceFile:
     path: str
     text: str
     bom: bool = False
     newline: str = "\n"
+    origin: TextOrigin | None = None  # a text a script writes: where it stands in the script
     _line_starts: list[int] = field(default_factory=list, repr=False)
     _utf8: bytes | None = field(default=None, repr=False)
     _byte_line_starts: list[int] | None = field(default=None, repr=False)  # and remembered offsets (char_offset)

@@ -115,6 +115,13 @@ def read_document(path: str, data: bytes, expect: str | None = None, explicit: b
     raise Skipped("not a JSON, YAML or shell file")
 
 
+def read_written(source: SourceFile, kind: str, expect: str | None) -> Document:
+    """A config a script writes (dslint.documents.written), read as ``kind`` ("json"/"yaml"); raises Skipped."""
+    if not source.text.strip():
+        raise Skipped("empty file")
+    return _expected(_read_json if kind == "json" else _read_yaml, source, expect)
+
+
 def _expected(read, source: SourceFile, expect: str | None) -> Document:
     try:
         document = read(source)
@@ -203,7 +210,12 @@ def _read_script(source: SourceFile) -> Document:
     script = parse_script(source)
     if len(script.commands) > MAX_SCRIPT_COMMANDS:
         return _too_long(source, f"script has {len(script.commands):,} commands; dslint reads launch scripts of up to {MAX_SCRIPT_COMMANDS:,}")
-    return Document(source=source, kind=SCRIPT, root=None, problems=list(script.problems), script=script)
+    document = Document(source=source, kind=SCRIPT, root=None, problems=list(script.problems), script=script)
+    if any(heredoc.target is not None for heredoc in script.heredocs):
+        from dslint.documents.written import written_files
+
+        document.written = written_files(script)
+    return document
 
 
 def _too_long(source: SourceFile, message: str) -> Document:

@@ -118,6 +118,8 @@ class Document:
     strict_json: bool = True
     # For launch scripts: the statically read script (dslint.documents.shell.Script).
     script: Any = None
+    # For launch scripts: the files it writes with here-documents (dslint.documents.written.Written).
+    written: list = field(default_factory=list)
 
     @property
     def path(self) -> str:

@@ -266,7 +266,8 @@ def _unknown_factors(reading: Reading, micro: Value | None, accumulation: Value 
             out.append(f"unknown {name}: the training argument is not a number dslint can read")
         elif reading.config is None:
             out.append(f"unknown {name}: no DeepSpeed config is linked"
-                       + ("" if plan.deepspeed is None else f" ({plan.deepspeed.raw} could not be read)"))
+                       + ("" if plan.deepspeed is None else f" ({plan.deepspeed.raw} is written by the script with a text only the run decides)"
+                          if plan.deepspeed.written is not None else f" ({plan.deepspeed.raw} could not be read)"))
         else:
             out.append(f"unknown {name}: the DeepSpeed config sets neither {key} nor train_batch_size with the other factors"
                        + (f"; {plan.program.program} may set it in code" if plan.program is not None

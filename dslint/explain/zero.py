@@ -90,7 +90,13 @@ def _without_config(reading: Reading) -> Zero:
         return Zero("fsdp", None, None, None, [], None)
     if plan.deepspeed is not None or reading.consumer == "deepspeed":
         raw = plan.deepspeed.raw if plan.deepspeed is not None else None
-        reading.notes.append(f"the DeepSpeed config {raw!r} could not be read: ZeRO and memory are unknown" if raw else "the DeepSpeed config is not in the launch (the script may build it): ZeRO and memory are unknown")
+        written = plan.deepspeed.written if plan.deepspeed is not None else None
+        if written is not None:
+            line = written.body.source.position(written.at)[0]
+            reading.notes.append(f"the script writes the DeepSpeed config {raw!r} itself (line {line}), but which text only the run decides "
+                                 "(a value it does not set, or writes in several branches): ZeRO and memory are unknown")
+        else:
+            reading.notes.append(f"the DeepSpeed config {raw!r} could not be read: ZeRO and memory are unknown" if raw else "the DeepSpeed config is not in the launch (the script may build it): ZeRO and memory are unknown")
         return Zero("unknown", None, None, None, [], raw)
     if plan.launcher == "yaml":
         reading.notes.append("no DeepSpeed config in this training config: the memory estimate assumes plain DDP, but the launcher may add FSDP or DeepSpeed")

@@ -47,6 +47,8 @@ class Files:
         self.overrides = overrides  # display path -> bytes: the fixer's edited, unwritten files
         self.adopt = adopt  # listed files another process reads (dslint.run.split.Adoptable)
         self.by_path: dict[str, Document] = {}
+        # id(script source) -> the script's document, for the files it writes (Written)
+        self.writers: dict[int, Document] = {id(doc.source): doc for doc in documents if doc.written}
         for doc in documents:
             real = real_path(doc.source.path)
             if real:
@@ -79,8 +81,42 @@ class Files:
         reference = Reference(role=role, raw=raw, span=span, assumed=assumed)
         if raw is None or not raw.strip():
             return reference
+        written, known = self.written(raw, span)
+        if written is not None:
+            reference.written = written
+            reference.assumed = None  # the script decides the name, where it writes the file
+            reference.document = written.document(expect) if known else None
+            if reference.document is not None and all(doc is not reference.document for doc in self.loaded):
+                self.loaded.append(reference.document)
+            return reference
         first = [Path(os.path.normpath(workdir / raw.strip()))] if workdir is not None and not os.path.isabs(raw.strip()) else []
         return self.first_file(reference, first + self.candidates(raw.strip(), base), expect)
+
+    def written(self, raw: str, span: Span) -> tuple[object, bool]:
+        """(the file the naming script writes before this point with a here-document, when the
+        launch names it, or None; whether its text is the one the launch reads).
+
+        The same path, and (when a part of it is the caller's) the same words. The last write
+        before the launch is what it reads; when that write is conditional (in an ``if``/``case``
+        branch, after ``&&``) and another one is there too, which one ran is the script's run-time
+        choice, so the file is there but its text is not known."""
+        script = self.writers.get(id(span.source))
+        if script is None:
+            return None, False
+        wanted = os.path.normpath(raw.strip())
+        said = span.text.strip().strip("\"'")
+        writes = []
+        for written in script.written:
+            name = written.name
+            if written.at >= span.start or name is None or os.path.normpath(name.strip()) != wanted:
+                continue
+            if written.target.value is None and written.target.raw.strip().strip("\"'") != said:
+                continue
+            writes.append(written)
+        if not writes:
+            return None, False
+        last = writes[-1]
+        return last, not (last.conditional and len(writes) > 1)
 
     def first_file(self, reference: Reference, candidates: list[Path], expect: str) -> Reference:
         """The first of ``candidates`` that is a file, loaded into ``reference``; every path looked at in ``tried``."""

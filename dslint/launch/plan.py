@@ -69,10 +69,12 @@ class Reference:
     inline: bool = False  # a JSON string given in place of a path
     tried: list[str] = field(default_factory=list)  # paths looked at, for missing-reference
     assumed: str | None = None  # the raw text whose default gave the path (`${DS:-ds.json}`): the caller may override it
+    written: Any = None  # the script writes the file before the launch (dslint.documents.written.Written)
 
     @property
     def resolved(self) -> bool:
-        return self.document is not None or self.preset is not None
+        """The file is there when the launch runs: found, a preset, or written by the script first."""
+        return self.document is not None or self.preset is not None or self.written is not None
 
     @property
     def config(self) -> Mapping | None:

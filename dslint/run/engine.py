@@ -13,13 +13,13 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from dslint.config import Scopes, Settings
-from dslint.diagnostics import Diagnostic, Finding, Severity
+from dslint.diagnostics import Diagnostic, Finding, Fix, Severity
 from dslint.files.discovery import Candidate, discover, matches
 from dslint.documents import Skipped, read_candidate
 from dslint.documents.model import DEEPSPEED, SCRIPT, TRAINING_JSON, TRAINING_YAML, Document
 from dslint.facts import values as fact_values
 from dslint.rule import Context, PluginError, Rule, load_rules
-from dslint.source import SourceFile
+from dslint.source import SourceFile, Span
 from dslint.run.suppressions import Suppressions, continued_lines
 from dslint.targets import UNJUDGED, UNKNOWN, UNUSED, USED, DeepSpeedUse, FileSuppressions, SuppressedCode
 
@@ -96,6 +96,7 @@ class Engine:
         self.files_read = 0  # read by the command line's progress line
         # parsed documents of the files read for launch context, kept across runs (dslint.run.cache)
         self.document_cache = None
+        self._broken_written: set[int] = set()  # ids of the sources of script-written configs that do not parse
 
     # files ----------------------------------------------------------------------------
 
@@ -179,9 +180,10 @@ class Engine:
         self.context.facts.clear()
         plans, linked = self.link(documents, result, overrides or {}, adopt=adopt)
         self.context.deepspeed_readers = _deepspeed_readers(plans)
-        documents = documents + linked
+        documents = documents + linked + _written_unread(documents, linked)
+        self._broken_written = {id(doc.source) for doc in documents if doc.source.origin is not None and doc.problems}
         result.documents = documents
-        result.files = len(documents)
+        result.files = sum(1 for doc in documents if doc.source.origin is None)  # a written config is its script's text
         result.rules = list(self.rules)
         result.plans = plans
         result.layouts = self.layouts(plans, documents, result)
@@ -343,7 +345,7 @@ class Engine:
             # try, so that one that fails is the rule's internal error, as when the rule worked it out
             facts = fact_values(found.facts, target, self.context) if found.facts else {}
             for finding in found.run(target, self.context, **facts):
-                finding = _onto_real_file(finding, target)
+                finding = _onto_writer(_onto_real_file(finding, target), self._broken_written)
                 if finding is None:
                     continue
                 notes = [finding.note] if finding.note else []
@@ -425,6 +427,62 @@ def _onto_real_file(finding: Finding, target) -> Finding | None:
         note=finding.note,
         help=_help_without(finding),
     )
+
+
+def _written_unread(documents: list[Document], linked: list[Document]) -> list[Document]:
+    """The configs scripts write that no launch reads: linted as the documents they are, like a
+    config file of the repository that no launch names."""
+    have = {id(doc) for doc in linked}
+    out = []
+    for doc in documents:
+        for written in doc.written:
+            if any(id(read) in have for read in written.read()):
+                continue  # a launch reads it, as the kind it says
+            document = written.document()
+            if document is not None:
+                out.append(document)
+    return out
+
+
+def _onto_writer(finding: Finding | None, broken: set[int]) -> Finding | None:
+    """Findings in a config a script writes are reported at the script's lines; a fix is kept
+    only when every edit falls where the written text stands in the script as written."""
+    if finding is None or finding.span.source.origin is None:
+        return finding
+    fixes = [fix for fix in [finding.fix, *finding.alternatives] if fix is not None]
+    mapped = {id(fix): _fix_onto_writer(fix, broken) for fix in fixes}
+    fix = mapped.get(id(finding.fix)) if finding.fix is not None else None
+    dropped = finding.fix is not None and fix is None
+    return replace(
+        finding,
+        span=_span_onto_writer(finding.span),
+        related=[replace(r, span=_span_onto_writer(r.span)) if r.span is not None else r for r in finding.related],
+        fix=fix,
+        alternatives=[mapped[id(f)] for f in finding.alternatives if mapped[id(f)] is not None],
+        help=finding.help or (finding.fix.title if dropped else None),
+    )
+
+
+def _span_onto_writer(span: Span) -> Span:
+    origin = span.source.origin
+    if origin is None:
+        return span
+    start, end, _same = origin.place(span.start, span.end)
+    return Span(origin.source, start, end)
+
+
+def _fix_onto_writer(fix: Fix, broken: set[int]) -> Fix | None:
+    edits = []
+    for edit in fix.edits:
+        origin = edit.source.origin
+        if origin is None:
+            edits.append(edit)
+            continue
+        start, end, same = origin.place(edit.start, edit.end)
+        if not same or id(edit.source) in broken:
+            return None
+        edits.append(replace(edit, source=origin.source, start=start, end=end))
+    return replace(fix, edits=tuple(edits))
 
 
 def _deepspeed_readers(plans) -> dict:

@@ -243,7 +243,8 @@ class Commands:
         if read is None:
             return
         span, value, assumed, delimiter, quoted = read
-        self.script.heredocs.append(Heredoc(span, target, value, delimiter, not quoted, cmd))
+        located = self.expander.heredoc_located(node) if target is not None else None
+        self.script.heredocs.append(Heredoc(span, target, value, delimiter, not quoted, cmd, located))
         if cmd is not None and cmd.basename == "read":
             self.read_heredoc(cmd, value, assumed)
 

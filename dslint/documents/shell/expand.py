@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from .arith import arith_on_table, expr_eval
-from .heretext import expand_text_parts
+from .heretext import expand_located, expand_text_parts
 from .model import Assignment, Script, VarRef, Word
 from .params import (
     AFFIX_OPS,
@@ -336,6 +336,23 @@ class Expander:
         value, assumed = join(pieces)
         return self.tm.span_bytes(bstart, bend), value, assumed, delimiter, quoted
 
+    def heredoc_located(self, node) -> tuple | None:
+        """The body of a ``heredoc_redirect`` as pieces ``(value, assumed, start, end)`` with
+        character offsets into the file, for a body whose every character stands in the file as
+        read (not inside an eval'd string, no tabs stripped by ``<<-``); None otherwise."""
+        if self.tm.fixed_span is not None or self.tm.shift is not None:
+            return None
+        body = _heredoc_body(self.tm, node, keep_tabs=True)
+        if body is None:
+            return None
+        bstart, bend, text, _delimiter, quoted, strip_tabs = body
+        if strip_tabs and any(line.startswith("\t") for line in text.split("\n")):
+            return None
+        start = self.tm.span_bytes(bstart, bend).start
+        if quoted:
+            return ((text, text, start, start + len(text)),)
+        return tuple((v, a, start + s, start + e) for v, a, s, e in expand_located(self.table, text))
+
     # ---- fields ----
 
     def fields(self, nodes) -> list[Word]:
@@ -427,8 +444,9 @@ def _echo_output(words: list[Word]) -> tuple[str | None, str | None]:
     return (v, a)
 
 
-def _heredoc_body(tm: TextMap, node):
-    """(body start, body end, text, delimiter, quoted) of a ``heredoc_redirect`` node, or None."""
+def _heredoc_body(tm: TextMap, node, keep_tabs: bool = False):
+    """(body start, body end, text, delimiter, quoted) of a ``heredoc_redirect`` node, or None;
+    with ``keep_tabs``, the text as written and whether ``<<-`` strips its leading tabs, sixth."""
     start_node = body = end_node = None
     strip_tabs = False
     for child in node.children:
@@ -452,6 +470,8 @@ def _heredoc_body(tm: TextMap, node):
     else:
         bstart, bend = _body_bytes(tm.data, body, end_node)
     text = tm.text_bytes(bstart, bend)
+    if keep_tabs:
+        return bstart, bend, text, delimiter, quoted, strip_tabs
     if strip_tabs:
         text = "\n".join(line.lstrip("\t") for line in text.split("\n"))
     return bstart, bend, text, delimiter, quoted

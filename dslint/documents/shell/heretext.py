@@ -24,34 +24,46 @@ def expand_text(table: VarTable, text: str, depth: int = 0) -> tuple[str | None,
 
 def expand_text_parts(table: VarTable, text: str, depth: int = 0) -> list[tuple]:
     """``expand_text`` as pieces ``(value, assumed)``: the known text around unknown values."""
+    return [(value, assumed) for value, assumed, _start, _end in expand_located(table, text, depth)]
+
+
+def expand_located(table: VarTable, text: str, depth: int = 0) -> list[tuple]:
+    """``expand_text`` as pieces ``(value, assumed, start, end)``, each with the range of ``text``
+    it comes from: a literal run, or one expansion (``$X``, ``${X:-d}``, ``$((...))``, ``$(...)``)."""
     parts: list[tuple] = []
     i, n = 0, len(text)
     lit_start = 0
+
+    def literal(end: int) -> None:
+        if end > lit_start:
+            lit = unquote_dq(text[lit_start:end], "$`\\")
+            parts.append((lit, lit, lit_start, end))
+
     while i < n:
         ch = text[i]
         if ch == "\\" and i + 1 < n:
             i += 2
             continue
         if ch == "`":
-            lit = unquote_dq(text[lit_start:i], "$`\\")
-            parts.append((lit, lit))
+            literal(i)
             end = text.find("`", i + 1)
-            i = n if end == -1 else end + 1
+            start, i = i, n if end == -1 else end + 1
+            parts.append((None, None, start, i))
             lit_start = i
-            parts.append((None, None))
             continue
         if ch != "$" or i + 1 >= n:
             i += 1
             continue
-        lit = unquote_dq(text[lit_start:i], "$`\\")
-        parts.append((lit, lit))
-        piece, i = _dollar(table, text, i, depth)
+        piece, after = _dollar(table, text, i, depth)
         if piece is None:
-            continue  # a `$` that expands nothing: its text stays in the literal being read
-        parts.append(piece)
-        lit_start = i
-    lit = unquote_dq(text[lit_start:], "$`\\")
-    parts.append((lit, lit))
+            i += 1  # a `$` that expands nothing: its text stays in the literal being read
+            continue
+        literal(i)
+        parts.append((piece[0], piece[1], i, after))
+        i = lit_start = after
+    literal(n)
+    if not parts:
+        parts.append(("", "", 0, 0))
     return parts
 
 

@@ -193,6 +193,9 @@ class Heredoc:
     delimiter: str
     expanded: bool  # False for <<'EOF' (body taken literally)
     command: Command | None = None
+    # the body as pieces (value, assumed, start, end) with offsets into the file, when every
+    # character of it stands in the file as read (heredoc_located); None otherwise
+    located: tuple | None = None
 
     def __repr__(self) -> str:
         tgt = None if self.target is None else self.target.value
