@@ -408,3 +408,21 @@ def test_explaining_one_node_script_reads_the_others_of_its_folder(tmp_path, mon
 def test_a_launch_on_one_node_has_no_layout(tmp_path, monkeypatch):
     (e,) = _explain(tmp_path, monkeypatch, {"train.sh": "NPROC_PER_NODE=8 swift sft --model Qwen/Qwen2.5-7B-Instruct\n"})
     assert e.layout is None and to_json([e])["launches"][0]["layout"] is None
+
+
+def test_explain_a_config_shows_the_launches_that_use_it_as_check_does(tmp_path, monkeypatch):
+    """`dslint explain ds.json` reads the launches of the repository that name it, as `check ds.json`
+    does: the batch with the launch's world size, not "no launch reaches this config"."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "ds.json").write_text('{"train_micro_batch_size_per_gpu": 4, "gradient_accumulation_steps": 2, "train_batch_size": 24}\n', encoding="utf-8")
+    (tmp_path / "other.json").write_text('{"train_micro_batch_size_per_gpu": 1}\n', encoding="utf-8")
+    (tmp_path / "train.py").write_text("import deepspeed\n", encoding="utf-8")
+    (tmp_path / "run.sh").write_text("deepspeed --num_gpus 2 train.py --deepspeed_config ds.json\n"
+                                     "deepspeed --num_gpus 8 train.py --deepspeed_config other.json\n", encoding="utf-8")
+    explained = invoke(["explain", "ds.json"]).stdout
+    assert "run.sh:1: deepspeed" in explained and "run.sh:2" not in explained  # only the launch that uses it
+    assert "24 != 4 * 2 * 2" in explained and "no launch reaches this config" not in explained
+    assert "DS101" in invoke(["check", "--no-cache", "ds.json"]).stdout  # the same launch, the same verdict
+    alone = invoke(["explain", "other.json", "--world-size", "3"]).stdout
+    assert "run.sh:2: deepspeed" in alone and "run.sh:1" not in alone

@@ -77,7 +77,7 @@ def explain_options(parser) -> None:
 def explain(paths, fmt, world_size, samples, params, device_memory, config_file, no_config):
     """Show each launch in PATHS as it will run: batch, steps, precision, ZeRO and memory per device."""
     from dslint.files.discovery import PathError
-    from dslint.run.engine import Engine
+    from dslint.run.workspace import explained
     from dslint.explain import explain_result, options_from_settings, to_json
     from dslint.evidence.models import parse_count
 
@@ -96,7 +96,7 @@ def explain(paths, fmt, world_size, samples, params, device_memory, config_file,
         overrides.update(device_memory=memory_size(device_memory), device_memory_origin=f"--device-memory {device_memory} on the command line")
     options = options_from_settings(settings, cwd=Path.cwd(), versions=True, **overrides)
     try:
-        result = Engine(settings).lint_paths(list(paths) or ["."])
+        result = explained(list(paths) or ["."], settings)
     except PathError as exc:
         fail(str(exc))
     explanations = explain_result(result, options)

@@ -78,6 +78,39 @@ def lint(found: tuple[list[Candidate], list[tuple[str, str]]], scopes: Scopes, r
     return WorkspaceRun(_merge([result for _, result in runs], plugin_errors), runs)
 
 
+def explained(paths: list[str], settings: Settings, cache: bool = True) -> RunResult:
+    """What ``dslint explain PATHS`` shows: the launches of PATHS, and for a config named on the
+    command line, the launches elsewhere in its repository that use it (as ``check`` finds them,
+    dslint.run.context); a config no launch uses stands alone."""
+    scopes = Scopes.fixed(settings)
+    candidates, skipped = discover(paths, scopes=scopes)
+    root = None
+    if cache:
+        from dslint.run.cache import cache_root
+
+        root = cache_root()
+    extra = _context(candidates, scopes, root)
+    engine = Engine(settings)
+    if extra and root is not None:
+        from dslint.run.cache import DocumentCache
+
+        engine.document_cache = DocumentCache(root)
+    result = engine.lint_found(candidates + extra, skipped)
+    if extra:
+        context = {c.display for c in extra}
+        given = {c.display for c in candidates}
+        result.plans = [plan for plan in result.plans if plan.origin.path not in context or _uses(plan, given)]
+        result.documents = [document for document in result.documents if document.path in given]
+    return result
+
+
+def _uses(plan, paths: set[str]) -> bool:
+    """Does the launch read one of ``paths`` (its DeepSpeed, training or accelerate config)?"""
+    documents = [reference.document for reference in plan.references] + [plan.deepspeed and plan.deepspeed.document,
+                                                                          plan.training_config and plan.training_config.document]
+    return any(document is not None and document.path in paths for document in documents)
+
+
 def _context(candidates: list[Candidate], scopes: Scopes, root: Path | None) -> list[Candidate]:
     from dslint.run.context import context_candidates, wants_context
 
@@ -104,7 +137,7 @@ def _only_what_involves(result: RunResult, context: set[str], given: set[str]) -
         kept.append(diagnostic)
     result.diagnostics = kept
     result.documents = [document for document in result.documents if document.path not in context]
-    result.files = len(result.documents)
+    result.files = sum(1 for document in result.documents if document.source.origin is None)  # a written config is its script's text
 
 
 def _merge(results: list[RunResult], plugin_errors: list[PluginError]) -> RunResult:
