@@ -48,33 +48,43 @@ def describe_encoding(data: bytes) -> str | None:
 
 @dataclass(frozen=True)
 class TextOrigin:
-    """Where a text made from another file's text stands in that file: a config a script writes
-    with a here-document, its variables expanded.
+    """Where a text made from other files' text stands in them: a config a script writes with a
+    here-document (its variables expanded), or a template the script's ``sed`` fills in.
 
-    ``pieces``: (start, end) in the made text, (start, end) in ``source``, and whether the two
-    ranges hold the same characters (a literal run) or not (``$GLOBAL`` written as ``64``).
+    ``pieces``: (start, end) in the made text, the file and (start, end) there, and whether the
+    two ranges hold the same characters (a literal run) or not (``$GLOBAL`` written as ``64``).
+    ``fixable``: an edit of a literal run is right for every launch that reads the made text
+    (False for a template other scripts fill in with other values).
     """
 
-    source: "SourceFile"
-    pieces: tuple[tuple[int, int, int, int, bool], ...]
+    pieces: tuple[tuple[int, int, "SourceFile", int, int, bool], ...]
+    fixable: bool = True
+
+    @property
+    def source(self) -> "SourceFile":
+        """The file the text is mostly written in (its first piece's)."""
+        return self.pieces[0][2]
 
     def _piece(self, offset: int) -> int:
         starts = [piece[0] for piece in self.pieces]
         return max(bisect.bisect_right(starts, offset) - 1, 0)
 
-    def place(self, start: int, end: int) -> tuple[int, int, bool]:
-        """(start, end) in ``source`` of a range of the made text, and whether the text there is
-        the same (an edit of the range can be made there): both ends in literal runs, and every
-        run between them literal. An end inside an expansion widens to the whole expansion."""
+    def place(self, start: int, end: int) -> tuple["SourceFile", int, int, bool]:
+        """The file and (start, end) there of a range of the made text, and whether the text there
+        is the same (an edit of the range can be made there): both ends in literal runs of one
+        file, and every run between them literal. An end inside an expansion widens to the whole
+        expansion; a range across files is placed at its start's piece."""
         first, last = self._piece(start), self._piece(max(end - 1, start))
-        a0, _a1, s0, s1, exact0 = self.pieces[first]
-        b0, _b1, t0, t1, exact1 = self.pieces[last]
+        a0, _a1, source, s0, s1, exact0 = self.pieces[first]
+        b0, _b1, other, t0, t1, exact1 = self.pieces[last]
         source_start = s0 + (start - a0) if exact0 else s0
+        if other is not source:
+            return source, source_start, max(s1, source_start), False
         source_end = t0 + (end - b0) if exact1 else t1
         if end <= start:
             source_end = source_start
-        same = all(piece[4] for piece in self.pieces[first : last + 1])
-        return max(source_start, s0), max(source_end, source_start), same
+        same = all(piece[5] for piece in self.pieces[first : last + 1])
+        return source, max(source_start, s0), max(source_end, source_start), same
 
 
 @dataclass

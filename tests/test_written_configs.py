@@ -13,7 +13,7 @@ from cli_support import invoke
 from dslint.documents.shell import parse_script
 from dslint.documents.shell.heretext import expand_text
 from dslint.documents.shell.variables import VarTable
-from dslint.source import SourceFile, TextOrigin
+from dslint.source import SourceFile, Span, TextOrigin
 
 MEGATRON = """\
 #!/bin/bash
@@ -161,12 +161,12 @@ def test_text_origin_places_ranges_and_says_whether_the_text_is_the_same():
     body = script.text.index("{")
     x = script.text.index("$X")
     made = '\n{"a": 64, "b": 1}\n'
-    origin = TextOrigin(script, ((0, 1, body, body, False), (1, 7, body, x, True), (7, 9, x, x + 2, False),
-                                 (9, len(made), x + 2, script.text.index("EOF\n", body), True)))
+    origin = TextOrigin(((0, 1, script, body, body, False), (1, 7, script, body, x, True), (7, 9, script, x, x + 2, False),
+                         (9, len(made), script, x + 2, script.text.index("EOF\n", body), True)))
     b = made.index('"b"')
-    assert origin.place(b, b + 3) == (script.text.index('"b"'), script.text.index('"b"') + 3, True)
-    assert origin.place(7, 9) == (x, x + 2, False)  # inside the expansion: the whole `$X`, not the same text
-    assert origin.place(1, 12)[2] is False  # across the expansion
+    assert origin.place(b, b + 3) == (script, script.text.index('"b"'), script.text.index('"b"') + 3, True)
+    assert origin.place(7, 9) == (script, x, x + 2, False)  # inside the expansion: the whole `$X`, not the same text
+    assert origin.place(1, 12)[3] is False  # across the expansion
 
 
 def test_a_dollar_that_expands_nothing_stays_once():
@@ -179,3 +179,61 @@ def test_located_pieces_cover_the_body_as_written():
     [heredoc] = script.heredocs
     assert "".join(v for v, _a, _s, _e in heredoc.located) == '{"micro": 4, "tail": "a$"}\n'
     assert [text[s:e] for v, _a, s, e in heredoc.located if v == "4"] == ["$X"]
+
+
+TEMPLATE = """\
+{
+  "train_batch_size" : CONFIG_BATCH_SIZE,
+  "train_micro_batch_size_per_gpu": CONFIG_MBSIZE,
+  "zero_optimization": {"stage": ZERO_STAGE, "overlap_com": true},
+  "fp16": {"enabled": CONFIG_FP16_ENABLED},
+  "bf16": {"enabled": CONFIG_BF16_ENABLED}
+}
+"""
+
+SED = """\
+GBS=32
+config_json="ds_config_gbs${GBS}.json"
+sed "s/CONFIG_BATCH_SIZE/${GBS}/" ds_TEMPLATE.json \\
+    | sed "s/CONFIG_MBSIZE/4/" \\
+    | sed "s/ZERO_STAGE/3/" \\
+    | sed "s/CONFIG_FP16_ENABLED/true/" \\
+    | sed "s/CONFIG_BF16_ENABLED/true/" \\
+      > ${config_json}
+deepspeed --num_gpus 4 pretrain_gpt.py --pipeline-model-parallel-size 2 --deepspeed --deepspeed_config ${config_json}
+"""
+
+
+def test_a_template_filled_in_by_sed_is_what_the_launch_reads(here):
+    (here / "ds_TEMPLATE.json").write_text(TEMPLATE, encoding="utf-8")
+    (here / "run.sh").write_text(SED, encoding="utf-8")
+    _, findings = _check(here, "run.sh")
+    at = {(f["code"], f["path"], f["line"]) for f in findings}
+    assert ("DS410", "run.sh", 5) in at  # ZeRO-3 (sed "s/ZERO_STAGE/3/") with pipeline parallelism
+    assert ("DS241", "run.sh", 7) in at  # bf16 made true by the sed expression at line 7, with fp16
+    assert ("DS201", "ds_TEMPLATE.json", 4) in at  # a typo in the template's own text, at its line
+    assert not any(f["code"] in ("DS001", "DS303") for f in findings)  # the template is sed's, not DeepSpeed's
+    typo = next(f for f in findings if f["code"] == "DS201")
+    assert typo["fix"] is None  # other scripts fill in the same template: no fix from one launch's view
+
+
+def test_a_sed_that_is_more_than_a_literal_substitution_leaves_the_text_unknown(here):
+    (here / "ds_TEMPLATE.json").write_text(TEMPLATE, encoding="utf-8")
+    (here / "run.sh").write_text(SED.replace('sed "s/ZERO_STAGE/3/"', 'sed "s/ZERO_.*/3/"'), encoding="utf-8")
+    _, findings = _check(here, "--select", "DS410,DS241,DS303", "run.sh")
+    assert findings == []
+
+
+def test_sed_replaces_the_first_match_of_a_line_unless_g():
+    from dslint.documents.written import Substitution, _filled
+
+    script = SourceFile("run.sh", 'sed "s/X/1/" t\n')
+    span = Span(script, 4, 11)
+    template = SourceFile("t.json", '{"a": [X, X],\n "b": X}\n')
+    first = _filled(template, (Substitution("X", "1", False, span),))
+    every = _filled(template, (Substitution("X", "1", True, span),))
+    assert first.text == '{"a": [1, X],\n "b": 1}\n'
+    assert every.text == '{"a": [1, 1],\n "b": 1}\n'
+    source, start, end, same = first.origin.place(first.text.index('"b"'), first.text.index('"b"') + 3)
+    assert source is template and template.text[start:end] == '"b"' and same
+    assert first.origin.place(7, 8)[:3] == (script, 4, 11)  # the replacement: at the sed expression

@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 
 from dslint.documents import Skipped, read_document
-from dslint.documents.model import Document
+from dslint.documents.model import DEEPSPEED, TRAINING_YAML, Document
 from dslint.launch.named import candidate_paths
 from dslint.launch.named import repository_root as _repository_root
 from dslint.launch.plan import Reference, Sourced
@@ -116,7 +116,21 @@ class Files:
         if not writes:
             return None, False
         last = writes[-1]
+        if last.template is not None and last.source is None:
+            self._fill(last, Path(span.source.path).parent)
         return last, not (last.conditional and len(writes) > 1)
+
+    def _fill(self, written, base: Path) -> None:
+        """A template that ``sed`` fills in: found as a launch's file would be, from the script's folder."""
+        name = written.template_name
+        if not name:
+            return
+        for candidate in self.candidates(name.strip(), base):
+            if candidate.is_file():
+                document = self.load(candidate, DEEPSPEED if name.lower().endswith(".json") else TRAINING_YAML)
+                if document is not None and document.source.text:
+                    written.fill(document)
+                return
 
     def first_file(self, reference: Reference, candidates: list[Path], expect: str) -> Reference:
         """The first of ``candidates`` that is a file, loaded into ``reference``; every path looked at in ``tried``."""

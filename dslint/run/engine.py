@@ -187,10 +187,12 @@ class Engine:
         result.rules = list(self.rules)
         result.plans = plans
         result.layouts = self.layouts(plans, documents, result)
-        targets = {"document": documents, "deepspeed": self.deepspeed_uses(documents, plans), "launch": plans,
+        templates = _templates(documents, plans)
+        judged = [document for document in documents if id(document) not in templates] if templates else documents
+        targets = {"document": judged, "deepspeed": self.deepspeed_uses(judged, plans), "launch": plans,
                    "layout": result.layouts}
         if context:
-            targets["document"] = [document for document in documents if document.path not in context]
+            targets["document"] = [document for document in judged if document.path not in context]
         work = [
             (found, target)
             for found in self.rules
@@ -444,6 +446,15 @@ def _written_unread(documents: list[Document], linked: list[Document]) -> list[D
     return out
 
 
+def _templates(documents: list[Document], plans: list) -> set[int]:
+    """ids of the files scripts fill in with ``sed`` that no launch reads itself: sed reads them,
+    not a config reader, so their own text is not judged; the filled-in texts are."""
+    templates = {id(written.template_document) for doc in documents for written in doc.written if written.template_document is not None}
+    if templates:
+        templates -= {id(reference.document) for plan in plans for reference in plan.references if reference.document is not None}
+    return templates
+
+
 def _onto_writer(finding: Finding | None, broken: set[int]) -> Finding | None:
     """Findings in a config a script writes are reported at the script's lines; a fix is kept
     only when every edit falls where the written text stands in the script as written."""
@@ -467,8 +478,8 @@ def _span_onto_writer(span: Span) -> Span:
     origin = span.source.origin
     if origin is None:
         return span
-    start, end, _same = origin.place(span.start, span.end)
-    return Span(origin.source, start, end)
+    source, start, end, _same = origin.place(span.start, span.end)
+    return Span(source, start, end)
 
 
 def _fix_onto_writer(fix: Fix, broken: set[int]) -> Fix | None:
@@ -478,10 +489,10 @@ def _fix_onto_writer(fix: Fix, broken: set[int]) -> Fix | None:
         if origin is None:
             edits.append(edit)
             continue
-        start, end, same = origin.place(edit.start, edit.end)
-        if not same or id(edit.source) in broken:
+        source, start, end, same = origin.place(edit.start, edit.end)
+        if not same or not origin.fixable or id(edit.source) in broken:
             return None
-        edits.append(replace(edit, source=origin.source, start=start, end=end))
+        edits.append(replace(edit, source=source, start=start, end=end))
     return replace(fix, edits=tuple(edits))
 
 

@@ -14,7 +14,7 @@ from dslint.source import Span
 from .arith import arith_on_table
 from .assignments import Assignments
 from .expand import Expander
-from .model import Assignment, Command, Heredoc, Script, Value, Word, split_word
+from .model import Assignment, Command, FileWrite, Heredoc, Script, Value, Word, split_word
 from .quoting import unquote_word
 from .textmap import TextMap
 from .variables import ASSIGN_WORD_RE, NAME_RE, Ctx, Var, VarTable, record_assignment
@@ -215,18 +215,22 @@ class Commands:
 
     # ---- here-documents ----
 
-    def heredocs(self, redirects, cmd: Command | None) -> None:
+    def heredocs(self, redirects, cmd: Command | None, pipeline: tuple = ()) -> None:
+        """The here-documents and the file written by ``cmd``'s redirections (or by the last
+        command of ``pipeline``, when the redirections are a whole pipeline's)."""
         target: Word | None = None
+        append = False
         docs = []
         stack = list(redirects)
         while stack:
             r = stack.pop(0)
             if r.type == "file_redirect":
                 dest = r.child_by_field_name("destination")
-                if _redirect_op(r) in (">", ">>", ">|", "&>", "&>>") and dest is not None and target is None:
+                op = _redirect_op(r)
+                if op in (">", ">>", ">|", "&>", "&>>") and dest is not None and target is None:
                     fs = self.expander.fields([dest])
                     if fs:
-                        target = fs[0]
+                        target, append = fs[0], op.endswith(">>")
             elif r.type == "heredoc_redirect":
                 docs.append(r)
                 stack.extend(c for c in r.children if c.type == "file_redirect")
@@ -237,6 +241,8 @@ class Commands:
                     break
         for r in docs:
             self.heredoc(r, target, cmd)
+        if not docs and target is not None and (cmd is not None or pipeline):
+            self.script.writes.append(FileWrite(target, cmd or pipeline[-1], append, pipeline or (cmd,)))
 
     def heredoc(self, node, target: Word | None, cmd: Command | None) -> None:
         read = self.expander.heredoc_value(node)

@@ -203,6 +203,22 @@ class Heredoc:
 
 
 @dataclass(eq=False, repr=False)
+class FileWrite:
+    """A redirection of a command's output into a file: ``sed s/A/B/ t.json > ds.json``, ``cmd >> log``.
+
+    ``pipeline``: every command of the pipeline whose output it is, in order (the command alone
+    when it is not in a pipeline)."""
+
+    target: Word
+    command: Command
+    append: bool  # >> (adds to what the file holds)
+    pipeline: tuple = ()
+
+    def __repr__(self) -> str:
+        return f"FileWrite(-> {self.target.value!r} @{span_text(self.command.span)})"
+
+
+@dataclass(eq=False, repr=False)
 class FunctionDef:
     name: str
     span: Span
@@ -241,6 +257,7 @@ class Script:
     problems: list[ParseProblem] = field(default_factory=list)
     continuation_traps: list[Trap] = field(default_factory=list)
     heredocs: list[Heredoc] = field(default_factory=list)
+    writes: list[FileWrite] = field(default_factory=list)  # output redirected into a file (not a here-document's)
     functions: dict[str, FunctionDef] = field(default_factory=dict)
     references: list[VarRef] = field(default_factory=list)
     runtime_failures: list[RuntimeFailure] = field(default_factory=list)

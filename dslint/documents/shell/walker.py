@@ -116,10 +116,14 @@ class Walker:
             return
         table = self.table
         saved = table.share()
+        first, writes = len(self.script.commands), len(self.script.writes)
         for part in parts:
             table.use(saved)
             self.stmt(part, ctx._replace(depth=ctx.depth + 1))
         table.use(saved)
+        made = self.script.commands[first:]
+        if len(self.script.writes) > writes and made and self.script.writes[-1].command is made[-1]:
+            self.script.writes[-1].pipeline = tuple(made)  # the last command's output goes to a file: it is the pipeline's
 
     def subshell(self, node, ctx: Ctx) -> None:
         table = self.table
@@ -349,8 +353,13 @@ class Walker:
                 words = [w for r in redirects for w in self._after_target(r)]
                 if words:
                     spilled[body.start_byte] = words
+            first = len(self.script.commands)
             cmd = self.stmt(body, ctx._replace(depth=ctx.depth + 1))
             spilled.pop(body.start_byte, None)
+            if cmd is None and body.type == "pipeline" and not node.has_error:
+                # `a | b > f`: tree-sitter puts the redirection over the pipeline; bash gives it to b
+                self.commands.heredocs(redirects, None, tuple(self.script.commands[first:]))
+                return
         self.commands.heredocs(redirects, cmd)
 
     # ---- strings run as scripts ----
