@@ -14,13 +14,14 @@ from dslint.source import Span
 from .arith import arith_on_table
 from .assignments import Assignments
 from .expand import Expander
-from .model import Assignment, Command, Heredoc, Script, Value, Word, split_word
+from .model import Assignment, Command, Heredoc, Redirect, Script, Value, Word, split_word
 from .quoting import unquote_word
 from .textmap import TextMap
 from .variables import ASSIGN_WORD_RE, NAME_RE, Ctx, Var, VarTable, record_assignment
 from .wrappers import EnvWord, unwrap
 
 _REDIRECTS = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
+_WRITES = frozenset({">", ">>", ">|", "&>", "&>>"})  # the redirections that write a file
 _SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh"})
 _READ_OPTIONS_WITH_ARG = frozenset({"-a", "-d", "-p", "-t", "-n", "-N", "-u", "-i", "-C", "-c", "-O", "-s"})
 _HEREDOC_READ_OPTIONS_WITH_ARG = frozenset({"-d", "-a", "-p", "-n", "-N", "-t", "-u", "-i"})
@@ -164,6 +165,7 @@ class Commands:
             wrappers=wrappers,
             clears_env=clears,
             runner=ctx.runner,
+            subshell=ctx.subshell or ctx.child_shell,
             _scope=(visible, extra, unsets, clears, ctx.child_shell),
         )
         self.script.commands.append(cmd)
@@ -223,10 +225,11 @@ class Commands:
             r = stack.pop(0)
             if r.type == "file_redirect":
                 dest = r.child_by_field_name("destination")
-                if _redirect_op(r) in (">", ">>", ">|", "&>", "&>>") and dest is not None and target is None:
+                if _redirect_op(r) in _WRITES and dest is not None:
                     fs = self.expander.fields([dest])
                     if fs:
-                        target = fs[0]
+                        target = target or fs[0]
+                        self.script.redirects.append(Redirect(self.tm.span(r), fs[0], cmd, self.expander.ctx.function))
             elif r.type == "heredoc_redirect":
                 docs.append(r)
                 stack.extend(c for c in r.children if c.type == "file_redirect")

@@ -115,6 +115,9 @@ class Command:
     wrappers: list[Word] = field(default_factory=list)
     clears_env: bool = False  # env -i / exec -c: nothing but `env` reaches the program
     runner: "Command | None" = None  # the eval / bash -c / sbatch --wrap whose string this command is in
+    # In a subshell (`( ... )`, a part of a pipeline) or a child shell (`bash -c`): a `cd` there
+    # does not move the commands after it.
+    subshell: bool = False
     # (variable table, extra env, unset names, clears, child shell); read lazily
     _scope: tuple | None = field(default=None, repr=False)
     _environment: dict | None = field(default=None, repr=False)
@@ -200,6 +203,19 @@ class Heredoc:
 
 
 @dataclass(eq=False, repr=False)
+class Redirect:
+    """A file a redirection writes: ``cmd > f``, ``>> f``, ``&> f``, ``>| f``, or a bare ``> f``."""
+
+    span: Span  # the redirection
+    target: Word
+    command: Command | None  # None for a bare redirection or one of a compound statement
+    in_function: str | None = None
+
+    def __repr__(self) -> str:
+        return f"Redirect(-> {self.target.value if self.target.known else self.target.raw!r} @{span_text(self.span)})"
+
+
+@dataclass(eq=False, repr=False)
 class FunctionDef:
     name: str
     span: Span
@@ -238,6 +254,7 @@ class Script:
     problems: list[ParseProblem] = field(default_factory=list)
     continuation_traps: list[Trap] = field(default_factory=list)
     heredocs: list[Heredoc] = field(default_factory=list)
+    redirects: list[Redirect] = field(default_factory=list)  # the files redirections write, in source order
     functions: dict[str, FunctionDef] = field(default_factory=dict)
     references: list[VarRef] = field(default_factory=list)
     runtime_failures: list[RuntimeFailure] = field(default_factory=list)

@@ -116,16 +116,16 @@ class Walker:
             return
         table = self.table
         saved = table.share()
-        for part in parts:
+        for part in parts:  # each part runs in a subshell of its own
             table.use(saved)
-            self.stmt(part, ctx._replace(depth=ctx.depth + 1))
+            self.stmt(part, ctx._replace(depth=ctx.depth + 1, subshell=True))
         table.use(saved)
 
     def subshell(self, node, ctx: Ctx) -> None:
         table = self.table
         saved = table.share()
         saved_allexport = table.allexport
-        self.block(node.children, ctx._replace(depth=ctx.depth + 1))
+        self.block(node.children, ctx._replace(depth=ctx.depth + 1, subshell=True))
         table.use(saved)
         table.allexport = saved_allexport
 
