@@ -2,13 +2,15 @@
 
 The commands that run before a launch are those of the top level and, for a launch in a
 function, those of the function before it; a top-level command after the function's body but
-before its first call runs before it too. Commands in other functions are not followed.
+before its first call runs before it too, and the body of a function called before the launch
+runs at its call. Other functions are not followed.
 
 The folder (``launch_folder``): the ``cd``/``pushd``/``popd`` commands are followed in order,
 ``pushd``/``popd`` as the stack bash keeps and ``cd -`` back to the folder before. A relative
 ``cd`` goes from the folder the previous one reached; the first from the script's folder or a
 folder above it up to the repository root (the caller's folder is not known). A folder named
-from the script's own path (``$(dirname "$0")``, ``${BASH_SOURCE[0]}``) is the script's folder.
+from the script's own path (``$(dirname "$0")``, ``${BASH_SOURCE[0]}``) is the script's folder
+(not under SLURM, which runs a copy); ``cd $SLURM_SUBMIT_DIR`` goes back to where it started.
 A ``cd`` in a subshell (``( ... )``, a part of a pipeline, ``bash -c``) moves nothing after it.
 A ``cd`` to a folder dslint cannot name (``cd "$ROOT"``, ``cd ~/x``, an absolute folder that
 is not on this machine), a ``cd`` only some runs make (in an ``if`` or a loop) and ``popd``
@@ -17,7 +19,8 @@ past the stack leave the folder unknown.
 The files (``written_before``): a file a redirection writes (``> f``, ``>> f``, ``&> f``, the
 target of ``cat <<EOF > f``), and any path an argument of a command names (or a folder above
 it, ``mkdir -p configs``), unless the command only reads what it names (``cat``, ``ls``,
-``grep``, ``echo``, ``rm`` ..., and the other launches of the script, which read their configs).
+``grep``, ``echo``, ``rm`` ...; the configs another launch reads; the string ``eval`` runs, whose
+commands are judged one by one).
 ``cp``/``mv``/``ln`` into a folder write the source's name there; ``git clone URL`` writes the
 folder the URL names; ``wget URL`` the file it names.
 """
@@ -153,6 +156,10 @@ class _Walk:
             if not words:
                 return  # swaps the top two: rare enough to leave the folder as it is
             self.stack.append(self.here)
+        if words and words[0].value is None and _SUBMIT_DIR.match(words[0].raw.strip()):
+            back = self.here is _START or not (other.conditional or other.in_loop)
+            self.before, self.here = self.here, _START if back else Folder(None, evidence)
+            return  # the folder the job was submitted from: where the script started
         found = self.target(words[0], other) if words else None  # a bare `cd` goes $HOME
         if found is not None and (other.conditional or other.in_loop):
             here = self.here.path if self.here is not None else None
@@ -198,8 +205,10 @@ _SELF = r"""(?:\$0|\$\{0\}|\$\{BASH_SOURCE(?:\[0\])?\}|\$BASH_SOURCE)"""
 _WRAP = r"""(?:\$\((?:realpath|readlink\s+-f)\s+"?%s"?\)|%s)""" % (_SELF, _SELF)
 _DIRNAME = r"""(?:\$\(\s*dirname\s+(?:--\s+)?"?%s"?\s*\)|`\s*dirname\s+"?%s"?\s*`)""" % (_WRAP, _WRAP)
 _SCRIPT_FOLDER = re.compile(
-    r"""^"?(?:%s|\$\(\s*(?:cd|realpath|readlink\s+-f)\s+"?%s"?\s*(?:(?:&&|;)\s*pwd(?:\s+-P)?\s*)?\))"?(?P<rest>[^$`]*)$"""
-    % (_DIRNAME, _DIRNAME))
+    r"""^"?(?:%s|\$\(\s*(?:cd|realpath|readlink\s+-f)\s+"?%s(?P<inner>[^"$`)\s]*)"?\s*(?:>\s*/dev/null\s*)?(?:2>&1\s*)?"""
+    r"""(?:(?:&&|;)\s*pwd(?:\s+-P)?\s*)?\))"?(?P<rest>[^$`]*)$""" % (_DIRNAME, _DIRNAME))
+# The folder a batch job was submitted from, which is where its script starts (SLURM's sbatch, PBS).
+_SUBMIT_DIR = re.compile(r"""^"?\$\{?(?:SLURM_SUBMIT_DIR|PBS_O_WORKDIR)\}?"?$""")
 _VARIABLE = re.compile(r"""^"?\$(?:\{(?P<braced>\w+)\}|(?P<plain>\w+))(?P<rest>[^$`]*)$""")
 
 
@@ -223,9 +232,9 @@ def _script_relative(script: Script, word: Word, other: Command) -> str | None:
         inner = _SCRIPT_FOLDER.match(assigned[-1].value.raw.strip())
         if inner is None:
             return None
-        rest = inner.group("rest").strip('"') + variable.group("rest").strip('"')
+        rest = (inner.group("inner") or "") + inner.group("rest").strip('"') + variable.group("rest").strip('"')
     else:
-        rest = match.group("rest").strip('"')
+        rest = (match.group("inner") or "") + match.group("rest").strip('"')
     return "." + rest if rest.startswith("/") or not rest else None
 
 
