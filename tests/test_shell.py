@@ -823,3 +823,20 @@ def test_bad_substitutions_are_reported_once_where_they_certainly_run():
     found = [(pos(f.span), f.span.source.text[f.span.start : f.span.end]) for f in s.runtime_failures]
     assert found == [((2, 27), "${NUM.GPUS}"), ((7, 6), '"$CMD"')]
     assert "`${NUM.GPUS}: bad substitution`" in s.runtime_failures[1].message
+
+
+# ---- what a script writes, and where a cd reaches ---------------------------------------------
+
+
+def test_every_file_a_redirection_writes_is_recorded():
+    s = parse('OUT=gen.json\necho x > a.json 2> err.log\n>> b.json\n{ echo; } &> "$OUT"\ncat <<EOF > c.json\n{}\nEOF\n'
+              'f() {\n  tee d.json < in.txt >| e.json\n}\n')
+    written = [(r.target.value, r.command.basename if r.command else None, r.in_function) for r in s.redirects]
+    assert written == [("a.json", "echo", None), ("err.log", "echo", None), ("b.json", None, None),
+                       ("gen.json", None, None), ("c.json", "cat", None), ("e.json", "tee", "f")]
+
+
+def test_a_cd_in_a_subshell_or_a_pipeline_part_is_marked():
+    s = parse("(cd a && make)\ncd b | cat\nbash -c 'cd c'\ncd d\n")
+    assert [(c.args[0].value, c.subshell) for c in s.commands if c.basename == "cd"] == \
+        [("a", True), ("b", True), ("c", True), ("d", False)]

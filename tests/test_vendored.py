@@ -91,13 +91,17 @@ def test_a_cd_inside_another_function_does_not_count(tmp_path, monkeypatch):
     assert plan.workdir is None
 
 
-def test_cds_are_followed_in_order_and_popd_forgets(tmp_path, monkeypatch):
+def test_cds_are_followed_in_order_and_popd_returns_where_pushd_left(tmp_path, monkeypatch):
+    """bash keeps a stack: popd goes back to the folder pushd left; popd past the stack is unknown."""
     files = {**llamafactory("work/LLaMA-Factory"), "work/LLaMA-Factory/examples/sft.yaml": LF_YAML,
              "run.sh": "cd work\ncd LLaMA-Factory\nllamafactory-cli train examples/sft.yaml\n"
-                       "pushd /tmp\npopd\nllamafactory-cli train examples/sft.yaml\n"}
+                       "pushd /tmp\npopd\nllamafactory-cli train examples/sft.yaml\n"
+                       "popd\nllamafactory-cli train examples/sft.yaml\n"}
     plans = [p for p in plans_for(tmp_path, monkeypatch, files) if p.launcher == "llamafactory"]
-    assert [p.workdir.value if p.workdir else None for p in plans] == [tmp_path / "work" / "LLaMA-Factory", None]
+    checkout = tmp_path / "work" / "LLaMA-Factory"
+    assert [p.workdir.value if p.workdir else None for p in plans] == [checkout, checkout, None]
     assert plans[0].workdir.origin == "cd LLaMA-Factory at run.sh:2"
+    assert plans[2].runs_elsewhere is not None and "popd at run.sh:7" in plans[2].runs_elsewhere
 
 
 def test_two_checkouts_side_by_side_are_a_source_of_unknown_version(tmp_path):

@@ -211,7 +211,7 @@ def _read_script(source: SourceFile) -> Document:
     if len(script.commands) > MAX_SCRIPT_COMMANDS:
         return _too_long(source, f"script has {len(script.commands):,} commands; dslint reads launch scripts of up to {MAX_SCRIPT_COMMANDS:,}")
     document = Document(source=source, kind=SCRIPT, root=None, problems=list(script.problems), script=script)
-    if script.writes or any(heredoc.target is not None for heredoc in script.heredocs):
+    if script.redirects:
         from dslint.documents.written import written_files
 
         document.written = written_files(script)

@@ -100,12 +100,16 @@ class Written:
 def written_files(script) -> list[Written]:
     """Every file ``script`` writes with a here-document or an output redirection, in script order."""
     out = []
+    # A write inside a function body happens when the function is called, not where it is written:
+    # not placed here (dslint.launch.prior follows calls, for whether the file is there).
     for heredoc in script.heredocs:
-        if heredoc.target is None or heredoc.command is None:
+        if heredoc.target is None or heredoc.command is None or heredoc.command.in_function is not None:
             continue
         source = _written_source(script.source, heredoc)
         out.append(Written(heredoc.target, heredoc.command.span.start, heredoc.span, source, heredoc.command.conditional))
-    for write in script.writes:
+    for write in script.redirects:
+        if write.heredoc or write.command is None or write.command.in_function is not None:
+            continue  # a here-document's text is above; a bare `> f` makes an empty file
         # any other output written into the file: it is there, with a text dslint does not know
         template, substitutions = (None if write.append else _sed_template(write.pipeline)) or (None, ())
         first = write.pipeline[0] if write.pipeline else write.command

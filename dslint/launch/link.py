@@ -89,7 +89,7 @@ class Linker:
         plan = LaunchPlan(origin=doc, span=command.span, launcher=launch.launcher, consumer=None, entry=launch.entry, command=launch)
         plan.env = dict(command.environment)
         plan.visible_devices = visible_devices(plan.env, ascend_environment(plan))
-        plan.workdir = self.files.workdir(doc, command, base)
+        plan.workdir, plan.runs_elsewhere = self.files.workdir(doc, command, base)
         self._arguments(plan, launch, base)
         WORLDS[launch.launcher](plan, self.files, base)
         apply_wrappers(plan, command)
@@ -137,7 +137,7 @@ class Linker:
     def _training_config(self, plan: LaunchPlan, raw: str | None, span: Span, base: Path, before_flags: bool,
                          assumed: str | None = None) -> None:
         reference = self.files.resolve("training-config", raw, span, base, expect=TRAINING_YAML, assumed=assumed,
-                                 workdir=plan.workdir.value if plan.workdir is not None else None)
+                                       workdir=plan.folder)
         plan.training_config = reference
         plan.references.append(reference)
         doc = reference.document
@@ -228,7 +228,8 @@ class Linker:
         if arg.span is not None and plan.training_config is not None and plan.training_config.document is not None:
             if arg.span.source is plan.training_config.document.source:
                 arg_base = Path(plan.training_config.document.path).parent
-        plan.deepspeed = self.files.resolve("deepspeed", text, span, arg_base, expect=DEEPSPEED, assumed=arg.assumed)
+        plan.deepspeed = self.files.resolve("deepspeed", text, span, arg_base, expect=DEEPSPEED, assumed=arg.assumed,
+                                            workdir=plan.folder)
         plan.references.append(plan.deepspeed)
 
     def _program_deepspeed(self, plan: LaunchPlan, base: Path) -> None:

@@ -1,7 +1,7 @@
 """Finding the files a launch names, for the linker (dslint.launch.link).
 
 A relative name is looked up in the folder the script cd's into before the launch (where bash
-looks first), then relative to the naming file's folder, each folder above it up to the
+looks first; dslint.launch.prior), then relative to the naming file's folder, each folder above it up to the
 repository root, and the working directory (dslint.launch.named.candidate_paths). A file found
 is read once per run: the run's own documents, a listed file another process reads (adopted),
 the fixer's edited and unwritten text, or the file on disk up to ``MAX_LINKED_BYTES``.
@@ -17,7 +17,7 @@ from dslint.documents.model import DEEPSPEED, TRAINING_YAML, Document
 from dslint.launch.named import candidate_paths
 from dslint.launch.named import repository_root as _repository_root
 from dslint.launch.plan import Reference, Sourced
-from dslint.launch.vendored import working_directory
+from dslint.launch.prior import launch_folder
 from dslint.source import Span
 
 MAX_LINKED_BYTES = 2 * 1024 * 1024
@@ -68,12 +68,27 @@ class Files:
             self.roots[base] = None if root == Path(root.anchor or "/") else root
         return self.roots[base]
 
-    def workdir(self, doc: Document, command, base: Path) -> Sourced | None:
-        """The folder the script cd's into before ``command``, when it says so."""
-        moved = working_directory(doc.script, command, base, lambda: self.root(base) or base)
+    def repository(self, base: Path) -> Path:
+        """The repository a launch's script is in: its root, else the folder dslint runs in when the
+        script is under it, else the script's folder."""
+        root = self.root(base)
+        if root is not None:
+            return root
+        here = base.resolve() if base.exists() else base
+        return self.cwd if here == self.cwd or self.cwd in here.parents else here
+
+    def workdir(self, doc: Document, command, base: Path) -> tuple[Sourced | None, str | None]:
+        """(the folder the script cd's into before ``command``, when it names one; why a relative path
+        the launch names cannot be judged: the folder is not known, or outside the repository)."""
+        moved = launch_folder(doc.script, command, base, self.root(base) or base)
         if moved is None:
-            return None
-        return Sourced(moved[0], f"{moved[1].text} at {moved[1].where()}")
+            return None, None
+        said = f"{moved.evidence.text} at {moved.evidence.where()}"
+        if moved.path is None:
+            return None, f"the launch runs in the folder `{said}` goes to, which dslint cannot name"
+        repository = self.repository(base)
+        inside = moved.path == repository or repository in moved.path.parents
+        return Sourced(moved.path, said), None if inside else f"the launch runs in {moved.path}, outside the repository ({said})"
 
     def resolve(self, role: str, raw: str | None, span: Span, base: Path, expect: str, assumed: str | None = None,
                 workdir: Path | None = None) -> Reference:

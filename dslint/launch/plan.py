@@ -111,8 +111,16 @@ class LaunchPlan:
     program: Any = None
     # The folder the script cd's into before the launch (a Path), when the script says it.
     workdir: Sourced | None = None
+    # Why a relative path the launch names cannot be judged missing: the script cd's into a folder
+    # dslint cannot name (`cd "$ROOT"`, `cd ~/x`) or one outside the repository (dslint.launch.prior).
+    runs_elsewhere: str | None = None
     # The multi-node layout this launch is one node of (dslint.launch.layout.Layout), set by the engine.
     layout: Any = None
+
+    @property
+    def folder(self):
+        """The folder the script cd's into before the launch (a Path), or None."""
+        return self.workdir.value if self.workdir is not None else None
 
     def arg(self, *names: str) -> Arg | None:
         for name in names:

@@ -58,6 +58,15 @@ def _preset(stage: int, optimizer_device: str | None, param_device: str | None) 
     return {"fp16": dict(_FP16), "bf16": {"enabled": "auto"}, "zero_optimization": _zero(stage, optimizer_device, param_device), **_COMMON_TOP}
 
 
+# Every name any ms-swift release maps to a bundled config (checked tag by tag, v1.6.0 to v4.5.2):
+#   1.6-2.0  'default-zero2', 'default-zero3'          (v1.6.0 swift/llm/utils/argument.py:235-240)
+#   2.1-2.3  + 'zero3-offload'                          (v2.1.0 swift/llm/utils/argument.py:716-719)
+#   2.4-2.6  + 'zero2-offload'                          (v2.4.0 swift/llm/utils/argument.py:951-955)
+#   3.0      'zero2', 'zero3', 'zero2_offload', 'zero3_offload' (v3.0.0 swift/llm/argument/train_args.py:168)
+#   3.1-4.x  + 'zero0', 'zero1'                         (v3.1.0 swift/llm/argument/train_args.py:179;
+#            v4.5.2 swift/arguments/sft_args.py:262, rlhf_args.py:735 for --teacher_deepspeed)
+# The *_autotp.json files of swift/llm/ds_config/ have no name: they are given as paths. 1.5 and
+# before took a path only (--deepspeed_config_path).
 SWIFT_PRESETS = {
     "zero0": _preset(0, None, None),
     "zero1": _preset(1, "none", None),

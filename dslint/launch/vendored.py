@@ -274,68 +274,9 @@ def _pyproject_version(path: Path) -> tuple[str, int] | None:
     return None
 
 
-# --------------------------------------------------------------------------------------------
-# The folder a script cd's into before a launch
-# --------------------------------------------------------------------------------------------
-
-
-def working_directory(script, command, base: Path, stop) -> tuple[Path, Evidence] | None:
-    """The folder the script has ``cd``'d into when ``command`` runs, when the script says it.
-
-    The ``cd``/``pushd`` commands before the launch (in the same function, or at the top level)
-    are followed in order: a relative one from the folder the previous one reached, the first
-    from the script's folder or a folder above it up to ``stop()`` (the repository root; the
-    caller's folder is not known). A ``cd`` to a folder dslint cannot name (``cd "$DIR"``, ``popd``, ``cd -``) makes
-    it unknown again.
-    """
-    if script is None or command is None:
-        return None
-    current: Path | None = None
-    evidence: Evidence | None = None
-    for other in script.commands:
-        if other is command:
-            break
-        if other.span.start >= command.span.start:
-            break
-        if other.in_function is not None and other.in_function != command.in_function:
-            continue
-        name = other.basename
-        if name not in ("cd", "pushd", "popd"):
-            continue
-        words = [w for w in other.args if not (w.value or "").startswith("-") or w.value == "-"]
-        target = words[0].value if words and name != "popd" else None
-        if not target or target == "-":
-            current, evidence = None, None
-            continue
-        found = _cd_target(target, current, base, stop())
-        line = other.span.source.position(other.span.start)[0]
-        current, evidence = (found, Evidence(script.path, line, f"cd {target}")) if found is not None else (None, None)
-    if current is None or evidence is None:
-        return None
-    return current, evidence
-
-
-def _cd_target(target: str, current: Path | None, base: Path, stop: Path) -> Path | None:
-    target = os.path.expanduser(target)
-    if os.path.isabs(target):
-        return Path(target) if os.path.isdir(target) else None
-    if current is not None:
-        path = Path(os.path.normpath(current / target))
-        return path if path.is_dir() else None
-    here = base.resolve() if base.exists() else base
-    top = stop.resolve() if stop.exists() else stop
-    while True:
-        path = Path(os.path.normpath(here / target))
-        if path.is_dir():
-            return path
-        if here == top or here.parent == here or top not in here.parents:
-            return None
-        here = here.parent
-
-
 def clear_cache() -> None:
     _package_dir.cache_clear()
     _checkouts_at.cache_clear()
 
 
-__all__ = ["CONSUMER_PACKAGES", "LAYOUTS", "Source", "clear_cache", "locate", "working_directory"]
+__all__ = ["CONSUMER_PACKAGES", "LAYOUTS", "Source", "clear_cache", "locate"]

@@ -227,7 +227,7 @@ def _accelerate_file(plan: LaunchPlan, files: Files, base: Path, config: Arg) ->
     """The accelerate config ``--config_file`` names, linked: its counts as key -> (value, span),
     and the DeepSpeed config its ``deepspeed_config_file`` names."""
     reference = files.resolve("accelerate-config", config.value if isinstance(config.value, str) else None, config.span or plan.span, base,
-                              expect=ACCELERATE, assumed=config.assumed)
+                              expect=ACCELERATE, assumed=config.assumed, workdir=plan.folder)
     plan.accelerate_config = reference
     plan.references.append(reference)
     mapping = reference.config
@@ -243,7 +243,7 @@ def _accelerate_file(plan: LaunchPlan, files: Files, base: Path, config: Arg) ->
         entry = section.entry("deepspeed_config_file")
         if entry is not None and isinstance(entry.value, Scalar) and isinstance(entry.value.value, str):
             ds_base = Path(reference.document.path).parent
-            ref = files.resolve("deepspeed", entry.value.value, entry.value.span, ds_base, expect=DEEPSPEED)
+            ref = files.resolve("deepspeed", entry.value.value, entry.value.span, ds_base, expect=DEEPSPEED, workdir=plan.folder)
             plan.deepspeed = ref
             plan.references.append(ref)
     return values
@@ -274,7 +274,8 @@ def _accelerate(plan: LaunchPlan, files: Files, base: Path) -> None:
         plan.procs_per_node = Sourced(total.value // plan.nodes.value, f"{total.origin} over {plan.nodes.value} machine(s)", total.span)
     if "deepspeed_config_file" in opts and isinstance(opts["deepspeed_config_file"].value, str):
         arg = opts["deepspeed_config_file"]
-        ref = files.resolve("deepspeed", arg.value, arg.span or plan.span, base, expect=DEEPSPEED, assumed=arg.assumed)
+        ref = files.resolve("deepspeed", arg.value, arg.span or plan.span, base, expect=DEEPSPEED, assumed=arg.assumed,
+                            workdir=plan.folder)
         plan.deepspeed = ref
         plan.references.append(ref)
     plan.distributed = True

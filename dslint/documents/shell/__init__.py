@@ -35,7 +35,7 @@ from dslint.documents.model import ParseProblem
 from dslint.source import SourceFile, Span
 
 from .launchers import LAUNCH_ENV_VARS, LAUNCHER_NAMES, is_launch_env_var, is_launcher_name
-from .model import Assignment, Command, FunctionDef, Heredoc, RuntimeFailure, Script, Trap, Value, VarRef, Word, split_word
+from .model import Assignment, Command, FunctionDef, Heredoc, Redirect, RuntimeFailure, Script, Trap, Value, VarRef, Word, split_word
 from .unread import Unread
 from .slurm import SbatchJob, read_directives
 from .variables import Ctx, unknown_var
@@ -50,6 +50,7 @@ __all__ = [
     "Command",
     "Trap",
     "Heredoc",
+    "Redirect",
     "FunctionDef",
     "VarRef",
     "Script",

@@ -14,13 +14,14 @@ from dslint.source import Span
 from .arith import arith_on_table
 from .assignments import Assignments
 from .expand import Expander
-from .model import Assignment, Command, FileWrite, Heredoc, Script, Value, Word, split_word
+from .model import Assignment, Command, Heredoc, Redirect, Script, Value, Word, split_word
 from .quoting import unquote_word
 from .textmap import TextMap
 from .variables import ASSIGN_WORD_RE, NAME_RE, Ctx, Var, VarTable, record_assignment
 from .wrappers import EnvWord, unwrap
 
 _REDIRECTS = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
+_WRITES = frozenset({">", ">>", ">|", "&>", "&>>"})  # the redirections that write a file
 _SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh"})
 _READ_OPTIONS_WITH_ARG = frozenset({"-a", "-d", "-p", "-t", "-n", "-N", "-u", "-i", "-C", "-c", "-O", "-s"})
 _HEREDOC_READ_OPTIONS_WITH_ARG = frozenset({"-d", "-a", "-p", "-n", "-N", "-t", "-u", "-i"})
@@ -164,6 +165,7 @@ class Commands:
             wrappers=wrappers,
             clears_env=clears,
             runner=ctx.runner,
+            subshell=ctx.subshell or ctx.child_shell,
             _scope=(visible, extra, unsets, clears, ctx.child_shell),
         )
         self.script.commands.append(cmd)
@@ -219,18 +221,21 @@ class Commands:
         """The here-documents and the file written by ``cmd``'s redirections (or by the last
         command of ``pipeline``, when the redirections are a whole pipeline's)."""
         target: Word | None = None
-        append = False
         docs = []
+        recorded = len(self.script.redirects)
         stack = list(redirects)
         while stack:
             r = stack.pop(0)
             if r.type == "file_redirect":
                 dest = r.child_by_field_name("destination")
                 op = _redirect_op(r)
-                if op in (">", ">>", ">|", "&>", "&>>") and dest is not None and target is None:
+                if op in _WRITES and dest is not None:
                     fs = self.expander.fields([dest])
                     if fs:
-                        target, append = fs[0], op.endswith(">>")
+                        target = target or fs[0]
+                        writer = cmd or (pipeline[-1] if pipeline else None)
+                        self.script.redirects.append(Redirect(self.tm.span(r), fs[0], writer, self.expander.ctx.function,
+                                                              op.endswith(">>"), False, pipeline or ((cmd,) if cmd else ())))
             elif r.type == "heredoc_redirect":
                 docs.append(r)
                 stack.extend(c for c in r.children if c.type == "file_redirect")
@@ -241,8 +246,9 @@ class Commands:
                     break
         for r in docs:
             self.heredoc(r, target, cmd)
-        if not docs and target is not None and (cmd is not None or pipeline):
-            self.script.writes.append(FileWrite(target, cmd or pipeline[-1], append, pipeline or (cmd,)))
+        if docs:
+            for redirect in self.script.redirects[recorded:]:
+                redirect.heredoc = True  # what it writes is the here-document's text (Script.heredocs)
 
     def heredoc(self, node, target: Word | None, cmd: Command | None) -> None:
         read = self.expander.heredoc_value(node)

@@ -115,6 +115,9 @@ class Command:
     wrappers: list[Word] = field(default_factory=list)
     clears_env: bool = False  # env -i / exec -c: nothing but `env` reaches the program
     runner: "Command | None" = None  # the eval / bash -c / sbatch --wrap whose string this command is in
+    # In a subshell (`( ... )`, a part of a pipeline) or a child shell (`bash -c`): a `cd` there
+    # does not move the commands after it.
+    subshell: bool = False
     # (variable table, extra env, unset names, clears, child shell); read lazily
     _scope: tuple | None = field(default=None, repr=False)
     _environment: dict | None = field(default=None, repr=False)
@@ -203,19 +206,20 @@ class Heredoc:
 
 
 @dataclass(eq=False, repr=False)
-class FileWrite:
-    """A redirection of a command's output into a file: ``sed s/A/B/ t.json > ds.json``, ``cmd >> log``.
+class Redirect:
+    """A file a redirection writes: ``cmd > f``, ``>> f``, ``&> f``, ``>| f``, or a bare ``> f``."""
 
-    ``pipeline``: every command of the pipeline whose output it is, in order (the command alone
-    when it is not in a pipeline)."""
-
+    span: Span  # the redirection
     target: Word
-    command: Command
-    append: bool  # >> (adds to what the file holds)
+    command: Command | None  # None for a bare redirection or one of a compound statement
+    in_function: str | None = None
+    append: bool = False  # >> (adds to what the file holds)
+    heredoc: bool = False  # the file a here-document is written to (Script.heredocs has its text)
+    # every command of the pipeline whose output it is, in order (the command alone outside a pipeline)
     pipeline: tuple = ()
 
     def __repr__(self) -> str:
-        return f"FileWrite(-> {self.target.value!r} @{span_text(self.command.span)})"
+        return f"Redirect(-> {self.target.value if self.target.known else self.target.raw!r} @{span_text(self.span)})"
 
 
 @dataclass(eq=False, repr=False)
@@ -257,7 +261,7 @@ class Script:
     problems: list[ParseProblem] = field(default_factory=list)
     continuation_traps: list[Trap] = field(default_factory=list)
     heredocs: list[Heredoc] = field(default_factory=list)
-    writes: list[FileWrite] = field(default_factory=list)  # output redirected into a file (not a here-document's)
+    redirects: list[Redirect] = field(default_factory=list)  # the files redirections write, in source order
     functions: dict[str, FunctionDef] = field(default_factory=dict)
     references: list[VarRef] = field(default_factory=list)
     runtime_failures: list[RuntimeFailure] = field(default_factory=list)

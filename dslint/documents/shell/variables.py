@@ -93,6 +93,7 @@ class Ctx(NamedTuple):
     background: bool = False
     depth: int = 0
     child_shell: bool = False  # bash -c: non-exported variables of the parent are gone
+    subshell: bool = False  # ( ... ) or one part of a pipeline: its cd does not outlive it
     runner: object = None  # the command (eval, bash -c, sbatch --wrap) that runs the string being read
 
 

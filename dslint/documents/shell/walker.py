@@ -116,20 +116,20 @@ class Walker:
             return
         table = self.table
         saved = table.share()
-        first, writes = len(self.script.commands), len(self.script.writes)
-        for part in parts:
+        first, writes = len(self.script.commands), len(self.script.redirects)
+        for part in parts:  # each part runs in a subshell of its own
             table.use(saved)
-            self.stmt(part, ctx._replace(depth=ctx.depth + 1))
+            self.stmt(part, ctx._replace(depth=ctx.depth + 1, subshell=True))
         table.use(saved)
         made = self.script.commands[first:]
-        if len(self.script.writes) > writes and made and self.script.writes[-1].command is made[-1]:
-            self.script.writes[-1].pipeline = tuple(made)  # the last command's output goes to a file: it is the pipeline's
+        if len(self.script.redirects) > writes and made and self.script.redirects[-1].command is made[-1]:
+            self.script.redirects[-1].pipeline = tuple(made)  # the last command's output goes to a file: it is the pipeline's
 
     def subshell(self, node, ctx: Ctx) -> None:
         table = self.table
         saved = table.share()
         saved_allexport = table.allexport
-        self.block(node.children, ctx._replace(depth=ctx.depth + 1))
+        self.block(node.children, ctx._replace(depth=ctx.depth + 1, subshell=True))
         table.use(saved)
         table.allexport = saved_allexport
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-import re
+from pathlib import Path
 
 from dslint.diagnostics import Finding, Severity
 from dslint.documents.model import SCRIPT
@@ -18,28 +18,31 @@ def missing_reference(plan, context):
     ## What it checks
     `--deepspeed`, `--deepspeed_config`, a positional YAML config, `--config_file`,
     `deepspeed:` in a training YAML and `deepspeed_config_file` in an accelerate config are
-    looked up relative to the naming file's folder, each folder above it up to the repository
-    root, and the working directory. ms-swift preset names (`zero0` … `zero3_offload`) count as
-    found. A value dslint cannot know statically (a variable from the caller) is not judged.
-    axolotl opens `deepspeed:` relative to the directory it runs in (src/axolotl/utils/config/__init__.py
-    `normalize_config`); its `deepspeed_configs/zero*.json` presets are files of its repository,
-    which `axolotl fetch deepspeed_configs` copies there, so a missing preset is `info`.
+    looked up where the launch runs: in the folder the script `cd`s into before it, else relative
+    to the naming file's folder, each folder above it up to the repository root, and the working
+    directory. ms-swift preset names (`zero0` … `zero3_offload`, and 2.x's `default-zero2` …)
+    count as found. axolotl opens `deepspeed:` relative to the directory it runs in
+    (src/axolotl/utils/config/__init__.py `normalize_config`); its `deepspeed_configs/zero*.json`
+    presets are files of its repository, which `axolotl fetch deepspeed_configs` copies there, so a
+    missing preset is `info`.
 
-    ## Why it matters
-    DeepSpeed reports a missing config as `Expected a string path to an existing deepspeed
-    config` (deepspeed/runtime/config.py:451) only after the processes started; ms-swift and
-    LLaMA-Factory fail in their argument parsing.
+    A path is judged only where dslint knows the file's place; nothing is said of:
 
-    Two kinds of path are reported as `info`, with the assumption they rest on:
-
-    - a default the caller can override (`--deepspeed ${DS_CONFIG:-ds.json}`, `${1:-cfg.yaml}`):
-      the launch may never use it;
-    - a relative path whose first folder is nowhere in this repository, given to another
-      project's program (`llamafactory-cli train examples/train_lora/x.yaml`, `swift sft`,
-      `python -m pkg.train`): commands copied from that project's README run from its checkout;
+    - a relative path, when the script `cd`s before the launch into a folder dslint cannot name
+      (`cd "$ROOT"`, `cd ~/LLaMA-Factory`, `cd /path/to/checkout` not on this machine, a `cd` in
+      an `if`) or into one outside the repository: it is looked up there, not here;
+    - a file the script writes, or may write, before the launch: a redirection (`> f`, `>> f`,
+      `cat <<EOF > f`), or a command that names the path or a folder above it (`cp`, `tee`,
+      `mkdir -p`, `wget -O`, `python make_config.py --out f`), other than one that only reads it
+      (`cat`, `ls`, `grep`, `echo` …) or another launch;
     - an absolute path (`/data/ckpt/ds.json`): it names the machine that runs the launch;
-    - a file the launch's own script writes before the launch (`cat <<EOF > cfg.yaml`,
-      `> f`, `tee f`, `cp template.json f`): it is there when the launch runs.
+    - a value only the caller knows (`ds_config.$SLURM_JOBID.json`);
+    - a relative path whose first folder is nowhere in this repository, given to another project's
+      program (`llamafactory-cli train examples/train_lora/x.yaml`): commands copied from that
+      project's README run from its checkout.
+
+    A default the caller can override (`--deepspeed ${DS_CONFIG:-ds.json}`, `${1:-cfg.yaml}`) is
+    judged: the launch as written, when its caller does not set the variable, stops on it.
 
     ## Why it matters
     DeepSpeed reports a missing config as `Expected a string path to an existing deepspeed
@@ -53,8 +56,12 @@ def missing_reference(plan, context):
     for reference in plan.references:
         if reference.resolved or reference.inline or reference.raw is None or not reference.tried:
             continue
-        raw = reference.raw
-        if "$" in raw or "<" in raw:
+        raw = reference.raw.strip()
+        if "$" in raw or "<" in raw or os.path.isabs(raw) or raw.startswith("~"):
+            continue
+        axolotl_preset = _axolotl_preset(plan, reference)  # axolotl's own rule of where it looks, below
+        if plan.runs_elsewhere is not None or _written_before(plan, reference) \
+                or (axolotl_preset is None and _another_checkout(plan, raw, reference)):
             continue
         help = None
         if reference.role == "deepspeed" and plan.consumer in ("swift", "megatron") and "/" not in raw and not raw.endswith(".json"):
@@ -65,45 +72,33 @@ def missing_reference(plan, context):
         shown = ", ".join(reference.tried[:4]) + (" …" if len(reference.tried) > 4 else "")
         message = f"{reference.role} file '{raw}' not found"
         looked = f"looked at {shown}"
-        axolotl_preset = _axolotl_preset(plan, reference)
         if axolotl_preset is not None:
             yield Finding(reference.span, message, severity=axolotl_preset,
                           note=f"{looked}; axolotl opens it relative to the directory it runs in",
                           help="deepspeed_configs/ is not installed with axolotl: `axolotl fetch deepspeed_configs` copies its "
                           "presets into the working directory" if axolotl_preset == Severity.INFO else help)
         elif reference.assumed is not None:
-            yield Finding(reference.span, message, severity=Severity.INFO, help=help,
-                          note=f"{looked}; assuming {reference.assumed} keeps its default '{raw}' (the caller may set it)")
-        elif os.path.isabs(raw.strip()):
-            yield Finding(reference.span, message, severity=Severity.INFO, help=help,
-                          note="an absolute path names a file on the machine that runs the launch, which dslint does not see")
-        elif (written := _written_before(plan, raw)) is not None:
-            yield Finding(reference.span, message, severity=Severity.INFO, help=help,
-                          note=f"{looked}; the script writes '{raw}' itself before the launch (line {written}), so it is there when it runs")
-        elif _another_checkout(plan, raw, reference):
-            yield Finding(reference.span, message, severity=Severity.INFO, help=help, note=(
-                f"{looked}; '{raw.split('/', 1)[0]}/' is nowhere in this repository: {plan.program.program} is another "
-                "project's program, and commands copied from its README run from its own checkout"))
+            yield Finding(reference.span, message, help=help,
+                          note=f"{looked}; it is the default of {reference.assumed}: the launch stops on it unless its caller sets the variable")
         else:
             yield Finding(reference.span, message, note=looked, help=help)
 
 
-# A command that writes a file: a redirection (`> f`, `>> f`, `cat <<EOF > f`), `tee [-a] f`,
-# or the last word of `cp`/`mv`/`ln -s` (`cp template.yaml f`).
-_WRITES = re.compile(r"""(?:>>?|\btee(?:\s+-a)?|\b(?:cp|mv|ln\s+-s)(?:\s+-\w+)*\s+\S+)\s*["']?([^\s"'<>|;&()]+)""")
+def _written_before(plan, reference) -> bool:
+    """Whether the launch's script writes (or may write) the file before the launch."""
+    from dslint.launch.named import repository_root
+    from dslint.launch.prior import written_before
 
-
-def _written_before(plan, raw: str) -> int | None:
-    """The line of the launch's script that writes the file the launch names, before the launch."""
     origin = plan.origin
-    if origin is None or origin.kind != SCRIPT or plan.span is None or plan.span.source is not origin.source:
-        return None
-    wanted = os.path.normpath(raw.strip())
-    source = origin.source
-    for match in _WRITES.finditer(source.text, 0, plan.span.start):
-        if os.path.normpath(match.group(1)) == wanted:
-            return source.position(match.start(1))[0]
-    return None
+    launch = getattr(plan.command, "command", None)
+    if origin is None or origin.kind != SCRIPT or launch is None or getattr(origin, "script", None) is None:
+        return False
+    base = Path(origin.path).parent
+    root = repository_root(base)
+    stop = base if root == Path(root.anchor or "/") else root
+    span = reference.span
+    word = span.source.text[span.start:span.end] if span is not None and span.source is origin.source else None
+    return written_before(origin.script, launch, reference.raw.strip(), word, base, stop) is not None
 
 
 def _axolotl_preset(plan, reference) -> Severity | None:
@@ -123,9 +118,9 @@ def _another_checkout(plan, raw: str, reference) -> bool:
     program = plan.program
     if program is None or not program.established or program.facts is not None:
         return False  # the program is a file of this repository (or unknown): its paths are this repository's
-    if os.path.isabs(raw) or "/" not in raw.strip("./"):
+    if "/" not in raw.strip("./"):
         return False
-    relative = os.path.normpath(raw.strip())
+    relative = os.path.normpath(raw)
     head = relative.split(os.sep, 1)[0]
     bases = {tried[: -len(relative)] or "." for tried in map(os.path.normpath, reference.tried) if tried.endswith(relative)}
     return bool(bases) and not any(os.path.isdir(os.path.join(base, head)) for base in bases)
