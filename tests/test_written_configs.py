@@ -237,3 +237,18 @@ def test_sed_replaces_the_first_match_of_a_line_unless_g():
     source, start, end, same = first.origin.place(first.text.index('"b"'), first.text.index('"b"') + 3)
     assert source is template and template.text[start:end] == '"b"' and same
     assert first.origin.place(7, 8)[:3] == (script, 4, 11)  # the replacement: at the sed expression
+
+
+@pytest.mark.parametrize(("pattern", "extended", "literal"), [
+    ("CONFIG_BATCH", False, "CONFIG_BATCH"),
+    ("\\${zero_stage}", False, "${zero_stage}"),  # \$ is a literal $; { is literal in a basic expression
+    ("a\\.b", False, "a.b"),
+    ("a.b", False, None),  # . matches any character
+    ("x{2}", True, None),  # an interval under -E
+    ("\\(x\\)", False, None),  # a group in a basic expression
+    ("a\\/b", False, "a/b"),
+])
+def test_a_sed_pattern_is_a_literal_only_when_it_matches_one_text(pattern, extended, literal):
+    from dslint.documents.written import _literal_pattern
+
+    assert _literal_pattern(pattern, "/", extended) == literal

@@ -178,6 +178,7 @@ def _cat(command):
 def _sed(command):
     """(file operands, substitutions) of one ``sed`` command, or None when it does more."""
     expressions, files = [], []
+    extended = False
     args = list(command.args)
     while args:
         word = args.pop(0)
@@ -191,7 +192,7 @@ def _sed(command):
         elif value.startswith("--expression="):
             return None  # positions inside the word are not worth the case
         elif value in ("-E", "-r", "--regexp-extended"):
-            continue
+            extended = True
         elif value.startswith("-"):
             return None  # -i edits a file in place, -n prints nothing by default, ...
         elif not expressions and not files and not any(v.value in ("-e", "--expression") for v in command.args):
@@ -200,25 +201,93 @@ def _sed(command):
             files.append(word)
     out = []
     for word in expressions:
-        substitution = _substitution(word)
+        substitution = _substitution(word, extended)
         if substitution is None:
             return None
         out.append(substitution)
     return files, out
 
 
-def _substitution(word) -> Substitution | None:
+def _substitution(word, extended: bool) -> Substitution | None:
+    """``s/PATTERN/REPLACEMENT/[g]`` whose pattern matches one literal text and whose replacement
+    is literal (no ``&``, no back-references), else None."""
     text = word.value if word.value is not None else word.assumed
-    if text is None or len(text) < 4 or text[0] != "s":
+    if text is None or len(text) < 4 or text[0] != "s" or text[1] in "\\\n":
         return None
-    delimiter = text[1]
-    parts = text[2:].split(delimiter)
-    if len(parts) != 3 or parts[2] not in ("", "g"):
-        return None  # an escaped delimiter, several commands, or other flags
-    pattern, replacement = parts[0], parts[1]
-    if not pattern or _REGEX.search(pattern) or "&" in replacement or "\\" in replacement:
+    parts = _split_escaped(text[2:], text[1])
+    if parts is None or len(parts) != 3 or parts[2] not in ("", "g"):
+        return None  # several commands, or other flags
+    pattern = _literal_pattern(parts[0], text[1], extended)
+    replacement = _literal_replacement(parts[1], text[1])
+    if not pattern or replacement is None:
         return None
     return Substitution(pattern, replacement, parts[2] == "g", word.span)
+
+
+def _split_escaped(text: str, delimiter: str) -> list[str] | None:
+    """The parts between unescaped delimiters, escapes kept."""
+    parts, current, index = [], [], 0
+    while index < len(text):
+        char = text[index]
+        if char == "\\" and index + 1 < len(text):
+            current.append(text[index : index + 2])
+            index += 2
+            continue
+        if char == delimiter:
+            parts.append("".join(current))
+            current = []
+        else:
+            current.append(char)
+        index += 1
+    parts.append("".join(current))
+    return parts
+
+
+# Characters special in a sed regular expression unescaped (POSIX basic; -E adds the second set),
+# and the ones a backslash makes literal.
+_BASIC_SPECIAL = set(".[]*^$")
+_EXTENDED_SPECIAL = set("(){}+?|")
+
+
+def _literal_pattern(pattern: str, delimiter: str, extended: bool) -> str | None:
+    """The text a sed pattern matches when it matches one literal text (``\\${zero_stage}`` is
+    ``${zero_stage}`` in a basic expression), else None."""
+    special = _BASIC_SPECIAL | (_EXTENDED_SPECIAL if extended else set())
+    out, index = [], 0
+    while index < len(pattern):
+        char = pattern[index]
+        if char == "\\":
+            if index + 1 >= len(pattern):
+                return None
+            escaped = pattern[index + 1]
+            if escaped not in special and escaped not in ("\\", delimiter):
+                return None  # \n, \w, \( (a group in a basic expression) ...
+            out.append(escaped)
+            index += 2
+            continue
+        if char in special:
+            return None
+        out.append(char)
+        index += 1
+    return "".join(out)
+
+
+def _literal_replacement(replacement: str, delimiter: str) -> str | None:
+    out, index = [], 0
+    while index < len(replacement):
+        char = replacement[index]
+        if char == "&":
+            return None
+        if char == "\\":
+            escaped = replacement[index + 1 : index + 2]
+            if escaped not in ("\\", delimiter, "&"):
+                return None  # \1, \n ...
+            out.append(escaped)
+            index += 2
+            continue
+        out.append(char)
+        index += 1
+    return "".join(out)
 
 
 def _filled(template: SourceFile, substitutions: tuple[Substitution, ...]) -> SourceFile:
