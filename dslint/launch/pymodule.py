@@ -327,7 +327,8 @@ def _read_call(reading: _Reading, node: ast.Call) -> None:
     name = dotted.rsplit(".", 1)[-1] if dotted else (node.func.attr if isinstance(node.func, ast.Attribute) else None)
     if isinstance(node.func, ast.Attribute):
         module.method_calls.append((node.func.attr, node.lineno))
-    if node.keywords and name and name[:1].isupper():  # a class called with keywords
+    # a class called with keywords, or deepspeed.initialize (whether it is given an optimizer)
+    if node.keywords and name and (name[:1].isupper() or qualified == "deepspeed.initialize"):
         keywords = {k.arg: literal(k.value) for k in node.keywords if k.arg}
         spread = any(k.arg is None for k in node.keywords)
         lines = {k.arg: k.value.lineno for k in node.keywords if k.arg}

@@ -47,8 +47,11 @@ def offload_with_client_optimizer(use, context):
       by accelerate whichever program runs (DeepSpeedPlugin), so it is judged as accelerate's.
       One that has `"auto"` values is read by HF Trainer or accelerate (nothing else fills
       them), so it is judged as theirs too.
-    - Any other config no launch reaches, or the plain deepspeed launcher: a warning, because it
-      fails whenever the training code passes its own torch optimizer.
+    - A plain `deepspeed.initialize` program that dslint read and that passes `optimizer=` to it
+      (`deepspeed.initialize(model=m, optimizer=opt, config=...)`): an error, citing the call.
+    - Any other config: nothing. Whether the training code passes an optimizer of its own is what
+      decides, and a config no launch reaches, or a launch whose program was not read or passes
+      none, does not say it.
 
     ## Why it matters
     With offload, DeepSpeed requires its own CPU optimizer: a client optimizer that is not
@@ -91,17 +94,24 @@ def offload_with_client_optimizer(use, context):
         unconverted = list(_unconverted(use, context, anchor_item, device))
         yield from unconverted or _swapped_optimizer(use, context, anchor_item, device)
         return
+    if hf:
+        why = _why(use)
+    else:
+        passed = _client_optimizer(use)
+        if passed is None:
+            return  # whether the training code passes an optimizer of its own is not known: nothing to say
+        why = f"{passed.describe()} passes the program's own optimizer"
     fix, alternatives = _fixes(use, force)
     yield Finding(
         anchor_item.key_span,
         f"optimizer offload to {device} with no DeepSpeed 'optimizer' block",
-        note=f"{_why(use, hf)}; DeepSpeed then raises 'ZeRORuntimeException: You are using ZeRO-Offload with a client provided optimizer' "
+        note=f"{why}; DeepSpeed then raises 'ZeRORuntimeException: You are using ZeRO-Offload with a client provided optimizer' "
         "(engine.py:2339-2346)",
         fix=fix,
         alternatives=alternatives,
         # "auto" suggests HF, it does not establish it; an accelerate config naming the file says
-        # who reads it, not whether the program passes an optimizer
-        severity=None if ds.hf_like(use) and use.extra.get("named_by") is None else Severity.WARNING,
+        # who reads it, not whether the program passes an optimizer; a program read that passes one fails
+        severity=None if not hf or (ds.hf_like(use) and use.extra.get("named_by") is None) else Severity.WARNING,
     )
 
 
@@ -122,18 +132,27 @@ def _offload_without_optimizer(use):
     return device, force
 
 
-def _why(use, hf: bool) -> str:
-    """When the client optimizer reaches DeepSpeed unconverted."""
-    if hf:
-        return (
-            f"{ds.consumer_label(use) or 'HF Trainer or accelerate'} passes its own torch optimizer, and accelerate converts it "
-            "to DeepSpeedCPUAdam only "
-            "when it sees zero_optimization.offload_optimizer, not the deprecated cpu_offload"
-        )
+def _why(use) -> str:
+    """When the HF Trainer's or accelerate's optimizer reaches DeepSpeed unconverted."""
     return (
-        "if the training code passes its own torch optimizer (accelerate and HF Trainer convert theirs to "
-        "DeepSpeedCPUAdam; plain deepspeed.initialize(optimizer=...) does not)"
+        f"{ds.consumer_label(use) or 'HF Trainer or accelerate'} passes its own torch optimizer, and accelerate converts it "
+        "to DeepSpeedCPUAdam only "
+        "when it sees zero_optimization.offload_optimizer, not the deprecated cpu_offload"
     )
+
+
+def _client_optimizer(use):
+    """The program's ``deepspeed.initialize(..., optimizer=...)`` call (its Evidence) when the
+    launch's program was read and passes one; None when it passes none or that is not known."""
+    launch = use.launch
+    program = getattr(launch, "program", None) if launch is not None else None
+    facts = program.facts if program is not None and program.established else None
+    if facts is None:
+        return None
+    for call in facts.calls:
+        if call.callee == "deepspeed.initialize" and call.keywords.get("optimizer", None) is not None:
+            return call.evidence
+    return None
 
 
 def _fixes(use, force):
