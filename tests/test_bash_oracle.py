@@ -206,3 +206,72 @@ def test_unended_heredocs_of_the_corpus_agree_with_bash(corpus):
     expected = bash_unended(bash, [data for _, data in accepted])
     wrong = [(str(path), want, got) for (path, data), want in zip(accepted, expected) if (got := dslint_unended(_decode(data))) != want]
     assert wrong == []
+
+
+# extglob: `bash -n` runs nothing, so it never runs `shopt -s extglob` and rejects every pattern
+# after it. bash running the script parses one complete top-level command, runs it, then reads
+# the next: a pattern parses when a command read before its own turned extglob on in the shell
+# that reads the script. The oracle here is bash running the script (each is harmless: echo,
+# case, functions, shopt), in an empty folder.
+EXTGLOB_RUNS = [
+    "shopt -s extglob\necho !(x)\n",
+    "shopt -s extglob\ncase a in @(a|b)) echo y;; esac\n",
+    "if true; then\n  shopt -s extglob\nfi\necho +(a)\n",
+    "f() { shopt -s extglob; }\nf\necho !(x)\n",
+    "function f {\n  shopt -s extglob\n}\nf\necho !(x)\n",
+    "shopt -s extglob\ng() { echo !(x); }\ng\n",
+    "{ shopt -s extglob; }\necho !(x)\n",
+    "shopt -s nullglob extglob\nx=?(a)\n",
+    "true && shopt -s extglob\necho !(x)\n",
+    "builtin shopt -s extglob\necho !(x)\n",
+    "LC_ALL=C shopt -s extglob\necho !(x)\n",
+    "shopt -qs 'extglob'\necho *(a)\n",
+    "shopt -s extglob\necho \"$(echo !(x))\"\n",
+    "shopt -s extglob\nfor f in *.@(sh|py); do echo $f; done\n",
+    "shopt -s extglob\nshopt -u extglob\nshopt -s extglob\necho !(x)\n",
+]
+EXTGLOB_FAILS = [
+    "echo !(x)\n",
+    "shopt -s extglob; echo !(x)\n",
+    "shopt -s extglob && echo !(x)\n",
+    "if true; then\n  shopt -s extglob\n  echo !(x)\nfi\n",
+    "f() { shopt -s extglob; }\necho !(x)\n",
+    "g() { echo !(x); }\nshopt -s extglob\ng\n",
+    "(shopt -s extglob)\necho !(x)\n",
+    "echo $(shopt -s extglob)\necho !(x)\n",
+    "shopt -s extglob | cat\necho !(x)\n",
+    "shopt -s extglob &\nwait\necho !(x)\n",
+    "shopt -s extglob\nshopt -u extglob\necho !(x)\n",
+    "shopt extglob\necho !(x)\n",
+    "shopt -s -o extglob\necho !(x)\n",
+    "shopt -s extglob \\\n; echo !(x)\n",
+]
+
+
+def bash_run_verdicts(bash: str, texts: list[str]) -> list[tuple[int, str] | None]:
+    """(line, message) of the first syntax error bash prints running each script, None when it prints none."""
+    out = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for k, text in enumerate(texts):
+            path = os.path.join(tmp, f"s{k}.sh")
+            with open(path, "w", encoding="utf-8") as handle:
+                handle.write(text)
+            done = subprocess.run([bash, path], cwd=tmp, capture_output=True, text=True, stdin=subprocess.DEVNULL,
+                                  env={"LC_ALL": "C"}, timeout=10)
+            found = [m for m in map(_LINE.match, done.stderr.split("\n")) if m is not None and "syntax error" in m.group(2)]
+            out.append((int(found[0].group(1)), found[0].group(2)) if found else None)
+    return out
+
+
+def test_extglob_patterns_parse_after_the_command_that_turns_it_on_as_bash_runs_them():
+    bash = _bash()
+    expected = bash_run_verdicts(bash, EXTGLOB_RUNS + EXTGLOB_FAILS)
+    assert expected[: len(EXTGLOB_RUNS)] == [None] * len(EXTGLOB_RUNS)
+    assert None not in expected[len(EXTGLOB_RUNS):]
+    assert [dslint_verdict(text) for text in EXTGLOB_RUNS + EXTGLOB_FAILS] == expected
+
+
+def test_an_extglob_setting_in_a_branch_counts_as_reached():
+    """dslint cannot tell which branch runs: a pattern after `shopt -s extglob` in any branch is no
+    syntax error to it (bash rejects it when the branch does not run), rather than an error bash may never print."""
+    assert dslint_verdict("if [ -n \"$X\" ]; then\n  shopt -s extglob\nfi\necho !(x)\n") is None

@@ -394,7 +394,7 @@ def test_a_node_script_shows_its_layout_with_each_node(tmp_path, monkeypatch):
     assert layout.members[1].rank.origin == "NODE_RANK=1 (multi-node/node2.sh:3)"
     assert [m.this_launch for m in second.layout.members] == [False, True]
     text = render([first])
-    assert "layout     2 node launches in multi-node/: swift launches of swift sft (2 nodes, master port 29500)" in text
+    assert "layout     2 node launches in multi-node/: swift launches of swift sft (2 nodes, master 10.0.0.1:29500)" in text
     assert "rank 1  multi-node/node2.sh:1" in text and "world over the layout: 4 + 4 = 8 process(es)" in text
 
 

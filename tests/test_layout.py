@@ -1,9 +1,11 @@
 """Multi-node layouts: which node launches are one job (dslint/launch/layout.py).
 
-The grouping rule, case by case: same folder, launcher, program, node count and master port;
-different ranks make one job; the same rank twice is a copied script only when the program's
-arguments are the same, else look-alike jobs; and the run judges a node script with the other
-scripts of its folder whichever of them it lists.
+The grouping rule, case by case: a launch whose rank is known only at run time, or that the
+scheduler places (srun, mpirun, sbatch), is a whole job by itself; the others group by folder,
+launcher, program, node count, master port and master host; different ranks make one job; the
+same rank written twice is a copied script only when the program's arguments are the same, else
+look-alike jobs; and the run judges a node script with the other scripts of its folder whichever
+of them it lists.
 """
 
 from __future__ import annotations
@@ -72,10 +74,63 @@ def test_more_launches_than_nodes_are_several_jobs(tmp_path, monkeypatch):
     assert several and result.diagnostics == []
 
 
-def test_a_launch_for_every_rank_joins_its_layout_without_a_rank(tmp_path, monkeypatch):
+def test_a_launch_whose_rank_is_known_at_run_time_is_a_whole_job_by_itself(tmp_path, monkeypatch):
     result = run(tmp_path, monkeypatch, {"job/node0.sh": node(0), "job/workers.sh": node("$NODE_RANK")})
-    assert groups(result) == [([("job/node0.sh", 0), ("job/workers.sh", None)], False)]
-    assert result.diagnostics == []  # the missing ranks are the run-time launch's
+    assert groups(result) == [([("job/node0.sh", 0)], False), ([("job/workers.sh", None)], False)]
+    assert [layout.alone for layout in sorted(result.layouts, key=lambda one: one.nodes[0].document.path)] == [False, True]
+    assert result.diagnostics == []
+
+
+SBATCH = """#!/bin/bash
+#SBATCH --nodes=2
+#SBATCH --ntasks-per-node=1
+srun torchrun --nnodes 2 --node_rank {rank} --master_addr $MASTER_ADDR --master_port 29500 --nproc_per_node {procs} train.py {args}
+"""
+
+
+def test_two_batch_jobs_are_two_jobs_not_two_nodes_of_one(tmp_path, monkeypatch):
+    # each sbatch script is a whole multi-node job: srun starts it on every node of its allocation
+    files = {"jobs/big.sh": SBATCH.format(rank="$SLURM_NODEID", procs=8, args="--model big"),
+             "jobs/small.sh": SBATCH.format(rank="$SLURM_NODEID", procs=4, args="--model small")}
+    result = run(tmp_path, monkeypatch, files, select=("DS313", "DS314", "DS315", "DS317"))
+    assert groups(result) == [([("jobs/big.sh", None)], False), ([("jobs/small.sh", None)], False)]
+    assert all(layout.alone and layout.world_size() is None for layout in result.layouts)
+    assert result.diagnostics == []
+
+
+def test_a_rank_written_under_the_scheduler_does_not_make_a_node_of_another_script(tmp_path, monkeypatch):
+    files = {"jobs/a.sh": SBATCH.format(rank=0, procs=8, args=""),  # srun inside a batch job
+             "jobs/b.sh": SBATCH.format(rank=1, procs=4, args="").replace("srun ", ""),  # the batch job alone
+             "jobs/c.sh": "srun -N 2 " + node(1, args="")}  # srun alone
+    result = run(tmp_path, monkeypatch, files, select=("DS313", "DS314"))
+    assert len(result.layouts) == 3 and all(layout.alone for layout in result.layouts)
+    why = {layout.nodes[0].document.path: layout.why for layout in result.layouts}
+    assert "srun starts it (jobs/a.sh:4)" in why["jobs/a.sh"] and "sbatch job (#SBATCH at jobs/b.sh:2)" in why["jobs/b.sh"]
+    assert "srun starts it (jobs/c.sh:1)" in why["jobs/c.sh"]
+    assert result.diagnostics == []
+
+
+def test_node_scripts_that_meet_at_different_hosts_are_different_jobs(tmp_path, monkeypatch):
+    other = TORCHRUN.replace("10.0.0.1", "10.0.0.2")
+    result = run(tmp_path, monkeypatch, {"job/a0.sh": node(0), "job/a1.sh": node(1),
+                                          "job/b0.sh": other.format(rank=0, n=2, port=29500, program="train.py", args="--lr 1e-5"),
+                                          "job/b1.sh": other.format(rank=1, n=2, port=29500, program="train.py", args="--lr 1e-5")})
+    assert groups(result) == [([("job/a0.sh", 0), ("job/a1.sh", 1)], False), ([("job/b0.sh", 0), ("job/b1.sh", 1)], False)]
+    assert [layout.world_size() for layout in result.layouts] == [16, 16]
+
+
+def test_a_node_left_at_the_default_address_stays_a_node_of_its_job(tmp_path, monkeypatch):
+    forgot = node(1).replace("--master_addr 10.0.0.1 ", "")
+    result = run(tmp_path, monkeypatch, {"job/node0.sh": node(0), "job/node1.sh": forgot}, select=("DS313", "DS315"))
+    assert groups(result) == [([("job/node0.sh", 0), ("job/node1.sh", 1)], False)]
+    assert [(d.code, d.path, d.severity.name) for d in result.diagnostics] == [("DS315", "job/node1.sh", "ERROR")]
+
+
+def test_launches_that_each_start_the_default_rank_are_not_tied(tmp_path, monkeypatch):
+    unranked = node(0).replace("--node_rank 0 ", "")
+    result = run(tmp_path, monkeypatch, {"job/a.sh": unranked, "job/b.sh": unranked})
+    ((_, several),) = groups(result)
+    assert several and result.diagnostics == []  # no "rank 0 twice": nothing says they are one job's nodes
 
 
 def test_one_node_script_is_judged_with_the_others_of_its_folder(tmp_path, monkeypatch):

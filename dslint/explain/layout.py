@@ -47,6 +47,7 @@ class LayoutInfo:
 
     grouping: str  # why these launches are one layout
     several_jobs: bool
+    alone: bool  # one launch that is a whole job by itself, never a node of another launch's job
     nodes: Value | None  # the node count, as the node of rank 0 declares it
     world_size: int | None  # the sum over the nodes, when all are here and known
     members: list[NodeLaunch]
@@ -55,6 +56,7 @@ class LayoutInfo:
         return {
             "grouping": self.grouping,
             "several_jobs": self.several_jobs,
+            "alone": self.alone,
             "nodes": dict_or_none(self.nodes),
             "world_size": self.world_size,
             "members": [m.to_dict() for m in self.members],
@@ -81,7 +83,7 @@ def layout_info(plan: LaunchPlan) -> LayoutInfo | None:
             starts_every_node=node.one_command, this_launch=node.plan is plan,
         ))
     reference = layout.reference
-    return LayoutInfo(layout.why, layout.several_jobs, value(reference.nodes), layout.world_size(), members)
+    return LayoutInfo(layout.why, layout.several_jobs, layout.alone, value(reference.nodes), layout.world_size(), members)
 
 
 # ---- text ----------------------------------------------------------------------------------------
@@ -114,6 +116,8 @@ def _heading(layout: LayoutInfo) -> str:
         return "one command starts every node"
     if only.rank is None or only.rank.value is None:
         return "this launch runs on every node, its rank known at run time"
+    if layout.alone:  # started by the scheduler: its nodes are the allocation's, not other scripts'
+        return layout.grouping
     return f"node rank {shown(only.rank)}; no other node launch of its job in {only.path.rsplit('/', 1)[0] if '/' in only.path else '.'}"
 
 

@@ -25,17 +25,27 @@ the nodes meet (the master address and port). Who reads which value:
   launcher/runner.py:535-616); with ``--no_ssh`` it is run on each node with ``--node_rank``,
   which must be in [0, hosts) (runner.py:530-532).
 
-**What makes one layout.** Node launches belong to one layout when they are written in the
-same folder, run the same launcher and program, and name the same rendezvous: the same node
-count and the same master port (written, or the launcher's default). The node scripts of one
-job are copies of each other that differ in each node's own values (rank, address, devices,
-sometimes its data), so what they train is not compared. Ranks decide the rest: node launches
-with different ranks are the nodes of one job; two with the same rank are one job with a rank
-left unchanged only when they pass the program the same arguments (a copied script), and
-otherwise several jobs that happen to look alike (``several_jobs``), as is a group with more
-node launches than its node count. A launch whose rank is only known at run time (``--node_rank
-$NODE_RANK``) serves every rank. accelerate configs that no launch names are node launches of
-their own when they have ``num_machines`` above 1.
+**What makes one layout.** Launches are nodes of one job only when something ties them; looking
+alike does not. A launch is a whole job by itself (``whole_job``), a layout of its own, when it
+starts every node itself (a hostfile, pdsh), when it is an accelerate config that is every
+node's template, when its node rank is only known at run time (``--node_rank $SLURM_NODEID``,
+a ``$NODE_RANK`` the caller sets, a dynamic rendezvous: the same launch runs on every node), or
+when the scheduler places it (srun or mpirun starts it, or it runs inside an sbatch job). Two
+such jobs with the same node count and port are two jobs, never each other's nodes.
+
+The other node launches have a node rank written (or the launcher's default). They are one
+layout when they are written in the same folder, run the same launcher and program, and name
+the same rendezvous: the same node count, the same master port (written, or the launcher's
+default) and the same master host (``_by_address``: a loopback or unset address on one node
+is that node's mistake, not another job). The node scripts of one job are copies of each other
+that differ in each node's own values (rank, address, devices, sometimes its data), so what
+they train is not compared. Ranks decide the rest: node launches with different ranks are the
+nodes of one job; two with the same rank written are one job with a rank left unchanged only
+when they pass the program the same arguments (a copied script), and otherwise several jobs
+that happen to look alike (``several_jobs``), as are two that each start the launcher's default
+rank (nothing written ties them) and a group with more node launches than its node count.
+accelerate configs that no launch names are node launches of their own when they have
+``num_machines`` above 1.
 
 Nothing here decides a verdict; ``dslint.rules.layout`` does, from these facts.
 """
@@ -131,6 +141,7 @@ class Layout:
     nodes: list[Node]
     why: str  # what grouped them, said in explain and in messages
     several_jobs: bool = False  # look-alike launches of several jobs: not judged across nodes
+    alone: bool = False  # one launch that is a whole job by itself (whole_job), never a node of another's
 
     @property
     def reference(self) -> Node:
@@ -298,7 +309,15 @@ def _accelerate_node(plan: LaunchPlan) -> Node:
     node.nodes = plan.nodes
     if _one_command(config, opts):
         node.one_command = True
-    node.rank = _from_flag(opts.get("machine_rank"), "machine_rank", True) or _from_key(config, "machine_rank", True, where)
+    backend = opts.get("rdzv_backend")
+    backend_value, _ = _arg_value(backend)
+    if backend is not None and backend_value != "static":
+        # torchrun reads the node rank only for the static rendezvous (torch run.py:861-868, 890-891); the
+        # config's rdzv_backend never reaches it: the flag's default "static" is not None, so the file's
+        # value is not filled in (accelerate 1.15 commands/launch.py:327-331, 1278-1283).
+        node.rank = Sourced(None, f"assigned by the {backend_value or 'given'} rendezvous ({_where(backend.span)})", backend.span)
+    else:
+        node.rank = _from_flag(opts.get("machine_rank"), "machine_rank", True) or _from_key(config, "machine_rank", True, where)
     if node.rank is None:
         node.rank = Sourced(0, "accelerate's default machine_rank 0", None, default=True)
     node.master_addr = _from_flag(opts.get("main_process_ip"), "main_process_ip", False) or \
@@ -394,23 +413,79 @@ def layouts(plans: list[LaunchPlan], documents: list[Document]) -> list[Layout]:
             node = node_of_config(document)
             if node is not None:
                 nodes.append(node)
+    out = []
     groups: dict[tuple, list[Node]] = {}
     for node in nodes:
-        if node.one_command or node.template:
-            key: tuple = ("one command", id(node))  # it is the whole job by itself
-        else:
-            port = node.master_port.value if node.master_port is not None else None
-            key = (node.folder, node.launcher, node.program, node.node_count, port)
-        groups.setdefault(key, []).append(node)
-    out = []
-    for members in groups.values():
-        members.sort(key=lambda n: (n.static_rank if n.static_rank is not None else 1 << 30, n.document.path, n.span.start))
-        layout = Layout(members, _why(members), _several_jobs(members))
-        out.append(layout)
-        for member in members:
+        alone = whole_job(node)
+        if alone is not None:
+            out.append(Layout([node], f"a whole job by itself: {alone}", alone=True))
+            continue
+        port = node.master_port.value if node.master_port is not None else None
+        groups.setdefault((node.folder, node.launcher, node.program, node.node_count, port), []).append(node)
+    for group in groups.values():
+        for members in _by_address(group):
+            members.sort(key=lambda n: (n.static_rank, n.document.path, n.span.start))
+            out.append(Layout(members, _why(members), _several_jobs(members)))
+    for layout in out:
+        for member in layout.nodes:
             if member.plan is not None:
                 member.plan.layout = layout
     return out
+
+
+def whole_job(node: Node) -> str | None:
+    """Why a node launch is a whole job by itself, never one node of another launch's job; None
+    when it may be one.
+
+    It is whole when it starts every node itself, when it is every node's template, when its
+    node rank is only known at run time (the scheduler's ``$SLURM_NODEID``, a ``$NODE_RANK`` the
+    caller sets, a dynamic rendezvous): then the same launch runs on each node, and when srun or
+    mpirun starts it, or it runs inside an sbatch job: the scheduler places its nodes.
+    """
+    if node.one_command:
+        return f"one {node.launcher} command starts every node ({node.where()})"
+    if node.template:
+        return "machine_rank is not in the config: each node passes its own"
+    if node.static_rank is None:
+        origin = node.rank.origin if node.rank is not None else "its node rank is not written"
+        return f"its node rank is known only at run time ({origin}), so it runs on every node"
+    if node.plan is not None:
+        from dslint.launch.wrapped import scheduled
+
+        why = scheduled(node.plan)
+        if why is not None:
+            return f"{why}, so the scheduler places its nodes"
+    return None
+
+
+def meeting_address(node: Node) -> str | None:
+    """The master address written for a node launch when it names a host another machine reaches:
+    not a default, not a loopback address, not known only at run time."""
+    address = node.master_addr
+    if address is None or address.default or not isinstance(address.value, str) or is_loopback(address.value):
+        return None
+    return address.value.strip().lower()
+
+
+def _by_address(group: list[Node]) -> list[list[Node]]:
+    """The node launches of one folder, program, node count and port, split by the host they meet at.
+
+    Launches that name different hosts are different rendezvous, so different jobs. A launch that
+    names none another machine can reach (a loopback or default address, one known at run time)
+    joins the only host named, since that is its job's with the address left wrong or unset;
+    among several hosts it is a job of its own kind.
+    """
+    named: dict[str, list[Node]] = {}
+    rest: list[Node] = []
+    for node in group:
+        address = meeting_address(node)
+        if address is None:
+            rest.append(node)
+        else:
+            named.setdefault(address, []).append(node)
+    if len(named) <= 1:
+        return [group]
+    return list(named.values()) + ([rest] if rest else [])
 
 
 MAX_SIBLINGS = 64  # files looked at per folder
@@ -442,8 +517,8 @@ def _wanted_folders(nodes: list[Node]) -> dict[str, tuple[str, set[str], set[str
 
     wanted: dict[str, tuple[str, set[str], set[str]]] = {}
     for node in nodes:
-        # A launch that serves every rank has no partners to compare with; only per-node ones do.
-        if node.plan is None or node.one_command or node.document.kind != SCRIPT or node.static_rank is None:
+        # A whole job by itself has no partners to compare with; only per-node launches do.
+        if node.plan is None or node.document.kind != SCRIPT or whole_job(node) is not None:
             continue
         display = os.path.dirname(node.document.path)
         suffix = os.path.splitext(node.document.path)[1].lower()
@@ -502,8 +577,8 @@ def _several_jobs(members: list[Node]) -> bool:
         if rank is None:
             continue
         other = by_rank.setdefault(rank, node)
-        if other is not node and not _copies(other, node):
-            return True
+        if other is not node and (other.rank.default or node.rank.default or not _copies(other, node)):
+            return True  # a rank no script writes ties nothing: launches that each start the default
     return False
 
 
@@ -537,8 +612,6 @@ def colocated(layout: Layout) -> bool:
 
 def _why(members: list[Node]) -> str:
     first = members[0]
-    if first.one_command:
-        return f"one {first.launcher} command starts every node ({first.where()})"
     folder = os.path.dirname(first.document.path) or "."
     if first.launcher == "accelerate-config":
         what = "accelerate configs"
@@ -546,7 +619,9 @@ def _why(members: list[Node]) -> str:
         what = f"{first.launcher} launches of {first.program or 'one program'}"
     count = len(members)
     port = first.master_port.value if first.master_port is not None else None
-    meet = f"{first.node_count} nodes" + (f", master port {port}" if port is not None else "")
+    address = next((a for a in map(meeting_address, members) if a is not None), None)
+    meet = f"{first.node_count} nodes" + (f", master {address or 'port'}" if address or port is not None else "") + \
+        (f"{':' if address else ' '}{port}" if port is not None else "")
     return f"{count} node launch{'es' if count != 1 else ''} in {folder}/: {what} ({meet})"
 
 
@@ -554,4 +629,5 @@ def rank_counts(layout: Layout) -> Counter:
     return Counter(n.static_rank for n in layout.nodes if n.static_rank is not None)
 
 
-__all__ = ["Layout", "Node", "colocated", "is_loopback", "layouts", "node_of", "node_of_config", "rank_counts", "sibling_nodes"]
+__all__ = ["Layout", "Node", "colocated", "is_loopback", "layouts", "meeting_address", "node_of", "node_of_config", "rank_counts",
+           "sibling_nodes", "whole_job"]

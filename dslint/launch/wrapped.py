@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 import re
 
-from dslint.documents.shell.slurm import OPTIONS
+from dslint.documents.shell.slurm import OPTIONS, first_directive
 from dslint.launch.plan import LaunchPlan, Sourced
 from dslint.values import as_int
 
@@ -142,6 +142,25 @@ def slurm_gpus(plan: LaunchPlan) -> Sourced | None:
     count, directive = found
     return Sourced(count, f"#SBATCH {directive.text} ({_where(directive.span)}): SLURM makes {count} GPU(s) visible on each node",
                    directive.span)
+
+
+TASK_STARTERS = ("srun", "mpirun", "mpiexec", "mpiexec.hydra", "orterun")
+
+
+def scheduled(plan: LaunchPlan) -> str | None:
+    """Why the scheduler, not the script, decides where the launch runs: ``srun``/``mpirun``
+    around it (a copy on each node of the allocation) or ``#SBATCH`` lines above it (the batch
+    job is the allocation); None when neither is written."""
+    command = plan.command.command if plan.command is not None else None
+    for word in _wrapper_words(command):
+        name = os.path.basename(word.value or "")
+        if name in TASK_STARTERS:
+            return f"{name} starts it ({_where(word.span)})"
+    source = getattr(plan.origin, "source", None)
+    line = first_directive(source) if source is not None and getattr(plan.origin, "script", None) is not None else None
+    if line is not None:
+        return f"it runs inside an sbatch job (#SBATCH at {plan.origin.path}:{line})"
+    return None
 
 
 def apply_wrappers(plan: LaunchPlan, command) -> None:

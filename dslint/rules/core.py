@@ -22,7 +22,12 @@ def syntax_error(document, context):
     scripts and real ones), so it needs no bash to run. Like bash, it stops at the first error
     and names the line bash names, with bash's complaint (an unterminated quote, a missing `fi`
     or `done`, an unquoted `<placeholder>` that bash reads as redirections). The error is
-    reported where the parser stopped; there is one per file, as bash stops there.
+    reported where the parser stopped; there is one per file, as bash stops there. Where the
+    script turns `extglob` on (`shopt -s extglob`), the verdict is that of bash running it, which
+    `bash -n` does not: bash runs each top-level command before it reads the next, so a pattern
+    such as `!(keep.txt)` parses on a later line (or in a function called later), and not in the
+    same command as the `shopt` (`shopt -s extglob; rm !(x)`, both in one `if`), nor after a
+    `shopt` run in a subshell, a pipeline or the background. A `shopt` in a branch counts as run.
 
     ## Why it matters
     A config that does not parse fails the launch only after the job waited in the queue and

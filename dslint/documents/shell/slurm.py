@@ -116,6 +116,19 @@ def read_directives(source: SourceFile) -> SbatchJob | None:
     return job if job.directives else None
 
 
+def first_directive(source: SourceFile) -> int | None:
+    """The line of the script's first ``#SBATCH`` directive that sbatch reads, whatever its options; None without one."""
+    if "#SBATCH" not in source.text:
+        return None
+    for number in range(1, source.line_count + 1):
+        stripped = source.line_text(number).strip()
+        if stripped.startswith("#SBATCH"):
+            return number
+        if stripped and not stripped.startswith("#"):
+            return None  # sbatch stops at the first command
+    return None
+
+
 def _read_line(source: SourceFile, start: int, end_of_line: int, directives: dict) -> None:
     """The options of one ``#SBATCH`` line, the text after ``#SBATCH`` from ``start``."""
     text = source.text

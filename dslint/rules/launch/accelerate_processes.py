@@ -18,8 +18,14 @@ def accelerate_processes(plan, context):
       that runs the script starts as the config's `machine_rank` (0 by default), so the other
       ranks never join and the rendezvous waits (warning). Pass `--machine_rank $NODE_RANK`,
       or one script per node with its rank, as ms-swift's multi-node accelerate example does.
-      Not reported when other launches of its multi-node layout take the other ranks, nor when
-      nothing in the launch involves a second machine (`machines-on-one-node` says so).
+      Not reported when node launches tied to it as one job take the other ranks (see
+      `node-ranks`; launches that only read the same config are not tied), when one command
+      starts every machine (accelerate's DeepSpeed launchers other than `nossh` hand the
+      deepspeed launcher a hostfile and no rank, accelerate 1.15 utils/launch.py:452-487), when
+      `--rdzv_backend c10d` assigns the ranks (torch reads `--node_rank` only for the static
+      rendezvous, distributed/run.py:861-868; the config's `rdzv_backend` never reaches it,
+      commands/launch.py:327-331, 1278-1283), nor when nothing in the launch involves a second
+      machine (`machines-on-one-node` says so).
     - `num_processes` not a multiple of `num_machines`, where the command line gives one of them:
       accelerate divides processes evenly across machines (`nproc_per_node =
       str(num_processes // num_machines)`, accelerate utils/launch.py:217; `--num_gpus` likewise
@@ -69,7 +75,8 @@ def _machine_rank_never_set(plan, mapping):
             note=f"{'machine_rank in the config' if rank_entry is not None else 'the default'}, not overridden with --machine_rank: "
             "the other machines never join and the rendezvous waits",
             help="pass --machine_rank per node",
-            related=[Related("machine_rank in the config", rank_entry.value.span)] if rank_entry is not None else [],
+            related=[Related(f"the launch: {plan.describe()}", plan.span)]
+            + ([Related("machine_rank in the config", rank_entry.value.span)] if rank_entry is not None else []),
         )
 
 
@@ -91,7 +98,13 @@ def _processes_over_machines(plan, mapping):
 
 
 def _rank_decided_elsewhere(plan) -> bool:
-    """Other node launches of its layout take the other machine ranks, or it runs on one machine."""
+    """Something other than this launch's --machine_rank decides its machines' ranks, or it runs on one machine.
+
+    The node launches of its layout take the other ranks (the launches tied to it as one job:
+    dslint.launch.layout), one command starts every machine (accelerate's DeepSpeed launchers
+    other than nossh hand the deepspeed launcher a hostfile and no rank, accelerate 1.15
+    utils/launch.py:452-487), or a dynamic rendezvous assigns the ranks (--rdzv_backend c10d).
+    """
     from dslint.launch.layout import node_of
     from dslint.rules._one_machine import one_machine
 
@@ -99,4 +112,6 @@ def _rank_decided_elsewhere(plan) -> bool:
     if layout is not None and len(layout.nodes) > 1 and not layout.several_jobs:
         return True
     node = node_of(plan)
-    return node is not None and one_machine(node, layout)
+    if node is None:
+        return False
+    return node.one_command or node.static_rank is None or one_machine(node, layout)

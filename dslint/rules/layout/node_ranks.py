@@ -37,17 +37,24 @@ def node_ranks(layout: Layout, context):
     with a hostfile; an accelerate config no launch names, with `num_machines` above 1 and its
     `machine_rank` written, is one too. Without `machine_rank` such a config is every node's
     template (each node passes `--machine_rank`, and the file fills only what the command line
-    left unset: accelerate 1.15 commands/launch.py:1278-1283) and is judged alone. Node launches are one layout when they are written in the same folder, run the same
-    launcher and program, and name the same rendezvous: the same node count and master port
-    (written, or the launcher's default). Nothing else about them is compared to group them:
-    the node scripts of one job are copies that differ in each node's own values, sometimes in
-    its data. Launches with different ranks are then the nodes of one job. Two with the same
-    rank are one job with a rank left unchanged only when they pass the program the same
-    arguments (a copied script); otherwise, as when there are more launches than nodes, the
-    group is several look-alike jobs and no rule compares its launches. A launch whose rank is
-    only known at run time (`--node_rank $NODE_RANK`) serves every rank. One command that
-    starts every node (`deepspeed --hostfile`, accelerate's `pdsh` launcher) is a layout of its
-    own. No file or folder name is read. `dslint explain` shows each launch's layout.
+    left unset: accelerate 1.15 commands/launch.py:1278-1283) and is judged alone.
+
+    Launches are nodes of one job only when something ties them. A launch is a whole job by
+    itself, never a node of another's, when one command starts every node (`deepspeed
+    --hostfile`, accelerate's `pdsh` launcher), when its rank is only known at run time
+    (`--node_rank $SLURM_NODEID`, a `$NODE_RANK` the caller sets, a dynamic rendezvous: the
+    same launch runs on every node), or when the scheduler places it (`srun` or `mpirun` starts
+    it, or it runs inside an sbatch job). Other node launches are one layout when they are
+    written in the same folder, run the same launcher and program, and name the same rendezvous:
+    the same node count, master port (written, or the launcher's default) and master host (a
+    loopback or unset address on one node is that node's mistake). Nothing else about them is
+    compared to group them: the node scripts of one job are copies that differ in each node's
+    own values, sometimes in its data. Launches with different ranks are then the nodes of one
+    job. Two with the same rank written are one job with a rank left unchanged only when they
+    pass the program the same arguments (a copied script); otherwise, as when both start the
+    launcher's default rank or there are more launches than nodes, the group is several
+    look-alike jobs and no rule compares its launches. No file or folder name is read.
+    `dslint explain` shows each launch's layout.
 
     ## Example
     ```sh

@@ -3,6 +3,11 @@
 ``check(text)`` answers as ``bash -n`` (bash 5.2) does: None when bash accepts the script, else
 the first complaint bash prints and the line it names. bash stops at its first syntax error, so
 there is at most one. The lexer and grammar mirror parse.y; see lexer.py and grammar.py.
+
+One difference, where ``bash -n`` is not the judge: ``shopt -s extglob`` changes how the commands
+read after it parse, and ``bash -n`` runs nothing. bash running the script runs each top-level
+command before it reads the next, so an extglob pattern parses after a command that turned the
+option on (shopt.py); ``check`` answers as that run does.
 """
 
 from __future__ import annotations

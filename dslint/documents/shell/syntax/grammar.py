@@ -13,6 +13,7 @@ import re
 from .conditional import CondError, Conditional
 from .lexer import Lexer
 from .pairs import gather_heredocs
+from .shopt import extglob_setting, unquote, words_of
 from .tokens import (
     ARITH_CMD,
     ARITH_FOR_EXPRS,
@@ -49,6 +50,10 @@ class Grammar:
         self.lx = lexer
         self.tok: str | None = None  # the lookahead token, once read
         self.units = units  # when a list: (start, end) of each complete command read at the top level
+        # extglob settings the commands of the top-level command being read make in the shell that
+        # reads the script, in order: they change how bash parses the commands after it (shopt.py)
+        self.effects: list[bool] = []
+        self.functions: dict[str, list[bool]] = {}  # the settings a call of each function makes
         lexer.cond = lambda: Conditional(lexer).command()
         lexer.comsub_parser = self.comsub
 
@@ -101,6 +106,9 @@ class Grammar:
             self.expect("\n", EOF)
             if self.units is not None:
                 self.units.append((start, min(self.lx.pos, self.lx.n)))
+            for setting in self.effects:  # bash runs the command before it reads the next one
+                self.lx.extglob = setting
+            self.effects.clear()
 
     def simple_list(self) -> None:
         """A top-level list: `;` and `&` separate commands, a newline ends the list."""
@@ -117,6 +125,7 @@ class Grammar:
         self.sequence((";", "&", "\n"), skip_newlines=True)
 
     def sequence(self, separators: tuple[str, ...], skip_newlines: bool) -> None:
+        mark = len(self.effects)  # where the and-or list began
         while True:
             self.pipeline_command()
             tok = self.peek()
@@ -124,11 +133,14 @@ class Grammar:
                 self.take()
                 self.newlines()
                 continue
+            if tok == "&":
+                del self.effects[mark:]  # an asynchronous list runs in a subshell
             if tok in separators:
                 self.take()
                 if skip_newlines:
                     self.newlines()
                 if self.peek() in _COMMAND_START:
+                    mark = len(self.effects)
                     continue
             return
 
@@ -159,11 +171,13 @@ class Grammar:
         self.pipeline_command()
 
     def pipeline(self) -> None:
+        mark = len(self.effects)
         self.command()
         while self.peek() in ("|", "BAR_AND"):
             self.take()
             self.newlines()
             self.command()
+            del self.effects[mark:]  # every command of a pipeline runs in a subshell (lastpipe is off)
 
     # ---- commands ---------------------------------------------------------------------------
 
@@ -178,25 +192,31 @@ class Grammar:
             self.coproc()
         elif tok == WORD:
             self.take()
+            name = self.lx.value
             if self.peek() == "(":
                 self.take()
                 self.expect(")")
                 self.newlines()
-                self.function_body()
+                self.defining(name, self.function_body)
             else:
-                self.simple_command(words=1)
+                self.simple_command(words=1, first=name)
         else:
             self.simple_command(words=0)
 
-    def simple_command(self, words: int) -> None:
+    def simple_command(self, words: int, first: str | None = None) -> None:
         lx = self.lx
         elements = words
+        command = [first] if first is not None else []  # its words, without prefix assignments
         while True:
             if words and self.tok is None:
-                self.plain_arguments()
+                run = self.plain_arguments()
+                if run and (not command or unquote(command[0]) in ("shopt", "builtin", "command")):  # whose words matter
+                    command += words_of(run)
             tok = self.peek()
             if tok in (WORD, ASSIGNMENT_WORD):
                 self.take()
+                if tok == WORD or command:
+                    command.append(lx.value)
                 lx.redirlist = False
                 words += 1
             elif tok in _REDIR_OPS or tok in (NUMBER, REDIR_WORD):
@@ -209,8 +229,15 @@ class Grammar:
         if not elements:
             self.unexpected()
         lx.redirlist = False
+        self.effects += extglob_setting(command, self.functions)
 
-    def plain_arguments(self) -> None:
+    def defining(self, name: str, body) -> None:
+        """Read a function's body: what it sets is made where the function is called, not here."""
+        outer, self.effects = self.effects, []
+        body()
+        self.functions[name], self.effects = self.effects, outer
+
+    def plain_arguments(self) -> str | None:
         """Take a run of arguments that can only be words in one regular expression (speed)."""
         lx = self.lx
         if (
@@ -224,12 +251,13 @@ class Grammar:
             or lx.current != WORD
             or lx.last in ("COPROC", "FUNCTION")
         ):
-            return
+            return None
         m = _PLAIN_ARGS.match(lx.text, lx.pos)
         if m is None:
-            return
+            return None
         lx.pos = m.end()
         lx.before = lx.last = WORD
+        return m.group()
 
     def redirection(self) -> None:
         tok = self.take()
@@ -252,6 +280,9 @@ class Grammar:
     def function_keyword(self) -> None:
         self.take()
         self.expect(WORD)
+        self.defining(self.lx.value, self.function_keyword_body)
+
+    def function_keyword_body(self) -> None:
         tok = self.peek()
         if tok == "(":
             self.take()
@@ -273,6 +304,11 @@ class Grammar:
         self.redirections()
 
     def coproc(self) -> None:
+        mark = len(self.effects)
+        self.coproc_command()
+        del self.effects[mark:]  # a coprocess runs in a subshell
+
+    def coproc_command(self) -> None:
         self.take()
         tok = self.peek()
         if tok in _SHELL_COMMAND:
@@ -303,8 +339,10 @@ class Grammar:
         elif tok == "IF":
             self.if_command()
         elif tok == "(":
+            mark = len(self.effects)
             self.compound_list()
             self.expect(")")
+            del self.effects[mark:]  # a subshell's settings end with it
         elif tok == "{":
             self.compound_list()
             self.expect("}")
@@ -389,7 +427,7 @@ class Grammar:
 
     def comsub(self, lx: Lexer) -> None:
         """Parse the command list of a ``$( )`` (the ``$(`` is read) up to its ``)``."""
-        saved_state, saved_tok = lx.save(), self.tok
+        saved_state, saved_tok, mark = lx.save(), self.tok, len(self.effects)
         lx.regexp = lx.extpat = lx.condcmd = lx.condexpr = lx.compassign = False
         lx.casepat = lx.redirlist = False
         lx.eof_token = ")"
@@ -409,6 +447,7 @@ class Grammar:
             gather_heredocs(lx)
         lx.restore(saved_state)
         self.tok = saved_tok
+        del self.effects[mark:]  # a command substitution runs in a subshell
 
 
 def _check_arith_for(exprs: str, line: int) -> None:
