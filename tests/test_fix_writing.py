@@ -99,3 +99,37 @@ def test_the_report_offers_only_fixes_that_fix_applies(tmp_path, monkeypatch):
     assert invoke(["check", "--no-config", "--select", "DS605", "--fix", "."]).exit_code == 1  # broken.sh's is left
     assert (tmp_path / "fine.sh").read_text(encoding="utf-8") == "#!/bin/bash\ntorchrun train.py\n"
     assert (tmp_path / "broken.sh").read_text(encoding="utf-8").endswith("\\\n")
+
+
+def test_fix_applies_only_fixes_of_findings_the_run_reports(tmp_path):
+    """A fix that reveals another finding (a line continuation repaired joins a flag to the
+    command) does not apply that finding's fix: the user never saw it. The report after fixing
+    is a fresh run's, so it shows the revealed finding with its fix."""
+    from dslint.diagnostics import Diagnostic, Edit, Fix, Severity
+    from dslint.run.engine import RunResult
+    from dslint.source import SourceFile, Span
+
+    path = str(tmp_path / "run.sh")
+    original = "a \\ \nb fp16\n"
+    Path(path).write_text(original, encoding="utf-8")
+
+    def finding(source, code, start, end, content, title):
+        return Diagnostic(Span(source, start, end), code, code.lower(), Severity.ERROR, title,
+                          fix=Fix(title, (Edit(source, start, end, content),)))
+
+    def lint(overrides):
+        text = overrides.get(path, original.encode()).decode()
+        source = SourceFile(path, text)
+        found = []
+        if "\\ \n" in text:  # the trap the first run reports
+            at = text.index("\\ \n") + 1
+            found.append(finding(source, "DS603", at, at + 1, "", "Remove the whitespace after the backslash"))
+        else:  # only once the continuation joins the lines
+            at = text.index("fp16")
+            found.append(finding(source, "DS401", at, at + 4, "bf16", "Replace --fp16 with --bf16"))
+        return RunResult(diagnostics=found)
+
+    outcome = fix_paths(lint, unsafe=True, write=True)
+    assert Path(path).read_text(encoding="utf-8") == "a \\\nb fp16\n"
+    assert [code for _, code, _ in outcome.applied] == ["DS603"]
+    assert [d.code for d in outcome.result.diagnostics] == ["DS401"]

@@ -15,6 +15,7 @@ import difflib
 import os
 import stat
 import tempfile
+from collections import Counter
 from dataclasses import dataclass, field
 
 from dslint.diagnostics import SAFE, Diagnostic, Edit, Fix
@@ -169,14 +170,24 @@ def fix_paths(lint, unsafe: bool, write: bool) -> FixOutcome:
     outcome = FixOutcome(result=None)
     overrides: dict[str, bytes] = {}
     originals: dict[str, SourceFile] = {}
+    reported: Counter | None = None  # the fixes of the findings the first pass reports, not yet applied
+    first: Counter = Counter()
     for _ in range(MAX_PASSES):
         result = lint(overrides)
         outcome.result = result
         changed = False
-        for plan in plan_fixes(result.diagnostics, result.documents, unsafe).values():
+        if reported is None:
+            reported = Counter(_fix_key(d) for d in result.diagnostics if d.fix is not None)
+            first = Counter(reported)
+        # Only fixes of findings the run reports: a later pass applies those an overlap deferred,
+        # never one of a finding that an earlier fix revealed (the user has not seen it).
+        chosen = [d for d in result.diagnostics if d.fix is not None and reported[_fix_key(d)] > 0]
+        for plan in plan_fixes(chosen, result.documents, unsafe).values():
             new_text = plan.new_text()
             if new_text == plan.source.text:
                 continue
+            for diagnostic, _fix in plan.fixes:
+                reported[_fix_key(diagnostic)] -= 1
             originals.setdefault(plan.source.path, plan.source)
             overrides[plan.source.path] = plan.source.to_bytes(new_text)
             outcome.applied.extend((plan.source.path, d.code, f.title) for d, f in plan.fixes)
@@ -184,6 +195,12 @@ def fix_paths(lint, unsafe: bool, write: bool) -> FixOutcome:
         if not changed:
             break
     else:
+        outcome.converged = False
+    if outcome.converged and outcome.applied:
+        # a fix after which its finding is still there as often as before fixes nothing
+        after = Counter(_fix_key(d) for d in outcome.result.diagnostics if d.fix is not None)
+        outcome.converged = not any(after[key] >= count for key, count in first.items() if reported[key] < count)
+    if not outcome.converged:
         # A fix that keeps changing the file is a bug in a rule: write nothing, report it.
         outcome.converged = False
         outcome.result = lint({})
@@ -202,6 +219,12 @@ def fix_paths(lint, unsafe: bool, write: bool) -> FixOutcome:
             new_text = SourceFile.from_bytes(path, data).text
             outcome.diffs.append(unified_diff(original, new_text))
     return outcome
+
+
+def _fix_key(diagnostic: Diagnostic) -> tuple[str, str, str]:
+    """A finding's fix as the passes of one run see it: positions move as edits are made, the
+    file, the rule and what the fix says it does stay."""
+    return diagnostic.path, diagnostic.code, diagnostic.fix.title
 
 
 def _write(outcome: FixOutcome, path: str, data: bytes, read: bytes) -> None:

@@ -109,6 +109,12 @@ def precision_conflict(plan, context):
             dtype_arg = derived.arg
             want = LONG[given.dtype]
             fix = Fix.unsafe(f"Set torch_dtype to {want}", Edit.replace(dtype_arg.span, want)) if dtype_arg.span is not None else None
+            if given.dtype == "fp16" and bf16_family(model_name(plan).value) is not None:
+                # float16 weights for a model trained in bfloat16 trade this error for DS404: keep
+                # the model's dtype and switch the fp16 flag off instead
+                written_true = given.span is not None and given.span.text.strip("\"'").lower() in ("true", "1", "yes")
+                fix = Fix.unsafe("Set fp16 to false (bf16 follows torch_dtype bfloat16, the dtype the model was trained in)",
+                                 Edit.replace(given.span, "false")) if written_true else None
             off = f"--{derived.dtype} false" if given.arg.origin.startswith("-") else f"{derived.dtype}: false"
             yield Finding(
                 given.span or plan.span,

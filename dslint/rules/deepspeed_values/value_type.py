@@ -137,18 +137,23 @@ def _check_int(where: str, key: str, path: tuple, node: Node, value, spec: dict 
                 fix = Fix.safe(f"Write the number {int(number)}", replace_value(node, int(number)))
             help = placeholder_help(value)
         elif isinstance(value, float) and math.isfinite(value) and not value.is_integer():
-            rounded = _rounded_within(value, spec or {}, custom)
+            rounded = _rounded_within(value, spec or {}, custom, even=key == "allgather_bucket_size")
             if rounded is not None:
                 fix = Fix.unsafe(f"Round to {rounded}", replace_value(node, rounded))
         return Problem(f"{where} is {how_written(node)}, not an integer", f"{exc.reason}, so pydantic raises 'Input should be a valid integer'", fix, help)
     return None
 
 
-def _rounded_within(value: float, spec: dict, positive: bool) -> int | None:
-    """The nearest whole number DeepSpeed also accepts: inside the field's bounds, and above 0 for
+def _rounded_within(value: float, spec: dict, positive: bool, even: bool = False) -> int | None:
+    """The nearest whole number DeepSpeed also accepts: inside the field's bounds, above 0 for
     fp16.loss_scale_window and min_loss_scale, which dynamic loss scaling requires (precision_config.py:
-    182-197; rounding 0.5 to 0 would trade a type error for that one). None when no neighbour fits."""
-    for candidate in dict.fromkeys((round(value), math.floor(value), math.ceil(value))):
+    182-197; rounding 0.5 to 0 would trade a type error for that one), and even for
+    allgather_bucket_size, which ZeRO 1-2 asserts (stage_1_and_2.py:387-391, DS232). None when no
+    neighbour fits."""
+    near = (round(value), math.floor(value), math.ceil(value))
+    if even:
+        near = (2 * round(value / 2), 2 * math.floor(value / 2), 2 * math.ceil(value / 2))
+    for candidate in dict.fromkeys(near):
         if positive and candidate <= 0:
             continue
         if violated_bound(spec, candidate) is None:
