@@ -3,7 +3,7 @@
 A rule declares the facts it needs (``@rule(..., facts=("npu_target",))``, the names in
 ``dslint.rule.FACTS``); the engine computes each here, once per target and run whichever rules
 ask, and hands it to the rule as a keyword argument. Whether a launch runs on an Ascend NPU, the
-hardware its comments name, a verl launch's composed Hydra config: each is worked out once, in
+configured hardware, a verl launch's composed Hydra config: each is worked out once, in
 one place, instead of in every rule body or in a cache that outlives the run.
 
 The memo is the run's (``Context.facts``, emptied by the engine when a run starts), keyed by the

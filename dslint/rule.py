@@ -41,9 +41,8 @@ ENTRY_POINT_GROUP = "dslint.rules"
 #   launch_target    the accelerator a launch runs on (``dslint.launch.target.Target``: gpu or npu, with
 #                    the evidence), None when nothing says
 #   npu_target       that Target when it is Ascend NPU, else None; for a DeepSpeed config no launch
-#                    reaches, what the settings or the file's path say
-#   hardware         the configured hardware, or the one kind a comment of the launch's script names
-#                    (``dslint.launch.target.Hardware``), or None
+#                    reaches, what the settings say
+#   hardware         the configured hardware (``dslint.launch.target.Hardware``), or None
 #   framework_batch  the batch arithmetic of a verl, OpenRLHF or TRL GRPO launch
 #                    (``dslint.frameworks.FrameworkBatch``, what ``dslint explain`` shows), or None
 #   verl_config      the composed Hydra config of a verl PPO or SFT launch, or None

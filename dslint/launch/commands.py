@@ -18,10 +18,11 @@ import re
 from dataclasses import dataclass, field
 
 from dslint.documents.shell import Command, Script, Word, split_word
+from dslint.documents.shell.derived import built_from
 from dslint.launch.launcher_options import ACCELERATE, DEEPSPEED, TORCHRUN, Spec
 from dslint.source import Span
 
-__all__ = ["Option", "LaunchCommand", "find_launches", "launch_of", "LAUNCHERS"]
+__all__ = ["Option", "LaunchCommand", "find_launches", "launch_of", "option_built_from", "LAUNCHERS"]
 
 LAUNCHERS = ("deepspeed", "torchrun", "accelerate", "swift", "megatron", "llamafactory", "python")
 
@@ -501,3 +502,14 @@ def find_launches(script: Script) -> list[LaunchCommand]:
         if launch is not None:
             out.append(launch)
     return out
+
+
+def option_built_from(plan, key: str, variable: str) -> bool:
+    """Whether the launcher option ``key`` of a launch plan has a value built from ``$variable``
+    (``--include localhost:$CUDA_VISIBLE_DEVICES``, or through a variable set from it)."""
+    launch = getattr(plan, "command", None)
+    script = getattr(getattr(plan, "origin", None), "script", None)
+    option = launch.option(key) if isinstance(launch, LaunchCommand) else None
+    if option is None or script is None:
+        return False
+    return any(built_from(script, launch.command, word, variable) for word in option.values or [option.value] if word is not None)

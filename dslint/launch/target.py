@@ -1,23 +1,32 @@
-"""Which accelerator a launch runs on, and on which hardware: one place for every rule that asks.
+"""Which accelerator a launch runs on: one place for every rule that asks.
 
 ``launch_target(plan, settings)`` answers "GPU or Ascend NPU?" for a launch plan and says why,
-so that every NPU diagnostic can repeat the reason. In order:
+so that every NPU diagnostic can repeat the reason. Only strong evidence counts, in order:
 
 1. the ``target`` setting (``target = "npu"`` in the configuration, or ``--target npu``): it
    decides alone, ``"gpu"`` included;
 2. a ``hardware`` setting naming an Ascend card;
-3. what the script itself shows (research: swift_npu_rules.md §2.1): Ascend variables in the
+3. what the launch's script does (research: swift_npu_rules.md §2.1): Ascend variables in the
    launch's environment or set in the script (``ASCEND_RT_VISIBLE_DEVICES``, ``ASCEND_*``,
    ``HCCL_*``, ``PYTORCH_NPU_ALLOC_CONF``, ``TASK_QUEUE_ENABLE``, ``CPU_AFFINITY_CONF``,
    ``MULTI_STREAM_MEMORY_REUSE``, ``VLLM_ASCEND_*``, ``DS_ACCELERATOR=npu``), ``source
-   .../Ascend/.../set_env.sh``, ``npu-smi``, MindSpeed on ``PYTHONPATH`` (how Megatron-SWIFT
-   and MindSpeed-LLM run on Ascend), ``--ddp_backend hccl``, ``npu`` device strings among the
-   launch's arguments (``--device npu``), a launched Python program that always imports
-   ``torch_npu`` or MindSpeed (the static read of the program, ``plan.program.facts``: an import
-   at its top level, not one under ``try``/``if``, which only makes NPU optional), and a comment
-   naming Ascend hardware (``# 16 * 64GiB Ascend A3``);
-4. the launch's files: a script or training config under an ``ascend`` folder, or with ``npu``
-   as a word of its file name (LLaMA-Factory's ``qwen3_lora_sft_bnb_npu.yaml``).
+   .../Ascend/.../set_env.sh``, ``npu-smi`` (run, not tested in a condition), MindSpeed on
+   ``PYTHONPATH`` (how Megatron-SWIFT and MindSpeed-LLM run on Ascend);
+4. the launch itself: ``--ddp_backend hccl``, ``npu`` device strings among its arguments
+   (``--device npu``), a launched Python program that always imports ``torch_npu`` or MindSpeed
+   (the static read of the program, ``plan.program.facts``: an import at its top level, not one
+   under ``try``/``if``, which only makes NPU optional).
+
+What people write about a launch is no evidence of the machine it runs on: a comment naming
+Ascend hardware, an ``ascend`` folder, ``npu`` in a file name (a GPU recipe copied next to the NPU
+one keeps its name). A file no launch reaches is NPU only by the settings.
+
+Evidence in the script counts for a launch only when every run that reaches the launch meets it
+(dslint.documents.shell.branches): in a script that serves both (``if [ "$DEVICE" = npu ]; then
+export ASCEND_RT_VISIBLE_DEVICES=...; else export CUDA_VISIBLE_DEVICES=...; fi``) the NPU branch's
+evidence is evidence for the launches in that branch only, and a launch after the ``fi`` has no
+NPU verdict unless every branch shows Ascend. The Target keeps where its evidence stands, so that
+a fix can be checked to edit only statements that run with it (``reaches``).
 
 Each Target names its evidence: the reason says what was seen and where (``file:line``), and
 its span points there (for a program's import, into the Python file).
@@ -25,16 +34,16 @@ its span points there (for a program's import, into the Python file).
 A launch with none of these is not NPU (``None``): NPU rules stay silent. ``CUDA_VISIBLE_DEVICES``
 is not evidence either way (ms-swift's own Megatron Ascend page still shows it).
 
-``hardware(plan_or_document, settings)`` gives the configured ``hardware``, or the one a single
-comment of the script names (``# Env: 8 * V100``), with where it came from.
+``hardware(plan_or_document, settings)`` gives the configured ``hardware`` setting: a comment
+(``# Env: 8 * V100``) says what someone once ran it on, not what it runs on.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from pathlib import Path
 
+from dslint.documents.shell.branches import always_with, covering_block, paths, statement_at
 from dslint.source import Span
 
 NPU = "npu"
@@ -48,28 +57,6 @@ NPU_ENV_NAMES = frozenset(
 _NPU_DEVICE = re.compile(r"(?<![A-Za-z0-9_])npu(?::\d+)?(?![A-Za-z0-9_])")
 _SET_ENV = re.compile(r"(?i)ascend.*set_env\.sh")
 _MINDSPEED = re.compile(r"(?i)mindspeed")
-_NAME_WORDS = re.compile(r"[A-Za-z0-9]+")
-
-# Hardware as comments name it: (pattern, hardware setting value). Only cards whose absence of a
-# feature matters to a rule are listed, plus the common Ampere+ and Ascend A2/A3 names so that a
-# comment naming several kinds of hardware is recognised as ambiguous.
-_HARDWARE_WORDS = (
-    (re.compile(r"\bV100\b", re.I), "v100"),
-    (re.compile(r"\bT4\b"), "t4"),
-    (re.compile(r"\bP100\b", re.I), "p100"),
-    (re.compile(r"\b910A\b|\b910\s*Pro\s*A\b", re.I), "ascend-910a"),
-    (re.compile(r"\b910B\d?\b|\bAtlas\s*(?:800T?|900)\s*A2\b|\bAtlas\s*A2\b", re.I), "ascend-910b"),
-    (re.compile(r"\b910C\b|\bAtlas\s*(?:800T?|900)?\s*A3\b|\bAscend\s*A3\b|\bA3\s*SuperPoD\b", re.I), "ascend-910c"),
-    (re.compile(r"\bA100\b", re.I), "a100"),
-    (re.compile(r"\bA800\b", re.I), "a800"),
-    (re.compile(r"\bH100\b", re.I), "h100"),
-    (re.compile(r"\bH800\b", re.I), "h800"),
-    (re.compile(r"\bH200\b", re.I), "h200"),
-    (re.compile(r"\bL40S\b", re.I), "l40s"),
-    (re.compile(r"\bA10G?\b"), "a10"),
-    (re.compile(r"\b(?:RTX\s*)?3090\b", re.I), "rtx3090"),
-    (re.compile(r"\b(?:RTX\s*)?4090\b", re.I), "rtx4090"),
-)
 
 # Hardware without bf16 units (research swift_npu_rules.md §2.2, deepspeed_rules.md §3 row 23).
 NO_BF16 = {
@@ -96,6 +83,9 @@ class Target:
     reason: str  # "ASCEND_RT_VISIBLE_DEVICES is set (train.sh:3)"
     span: Span | None = None
     setting: bool = False  # decided by the target setting
+    # The branch paths (dslint.documents.shell.branches) of the evidence in the launch's script;
+    # None when it holds for every statement of the script (the settings, the caller's environment).
+    evidence: tuple | None = None
 
     @property
     def npu(self) -> bool:
@@ -107,6 +97,13 @@ class Hardware:
     name: str  # a value of dslint.config.HARDWARE
     origin: str
     span: Span | None = None
+
+
+@dataclass(frozen=True)
+class _Evidence:
+    reason: str
+    span: Span | None
+    paths: tuple  # where it stands in the launch's script; () for the whole script
 
 
 def _where(span: Span | None) -> str:
@@ -135,7 +132,7 @@ def launch_target(plan, settings) -> Target | None:
     decided = setting_target(settings)
     if decided is not None:
         return decided
-    return _detect(plan)
+    return _decide(plan, [*_env_evidence(plan), *_script_evidence(plan), *_launch_evidence(plan)])
 
 
 def npu_target(plan, settings) -> Target | None:
@@ -147,52 +144,64 @@ def npu_target(plan, settings) -> Target | None:
 
 
 def npu_document_target(document, settings) -> Target | None:
-    """For a file no launch reaches: the settings, or its path."""
+    """For a file no launch reaches: the settings alone (its folder or name is no evidence)."""
     decided = setting_target(settings)
-    if decided is not None:
-        return decided if decided.npu else None
-    if document is None:
+    return decided if decided is not None and decided.npu else None
+
+
+def ascend_environment(plan) -> Target | None:
+    """What the script itself shows of Ascend for this launch (its variables, set_env.sh,
+    npu-smi), without the launch's arguments or program: usable while the plan is being linked."""
+    return _decide(plan, [*_env_evidence(plan), *_script_evidence(plan)])
+
+
+def reaches(target, plan, edit) -> bool:
+    """Whether an edit (``dslint.diagnostics.Edit``) changes only runs on the target: it is outside
+    the launch's script, or in a statement of the script that runs only where the target's
+    evidence holds (a variable exported before an NPU/GPU switch serves both branches: renaming
+    it for the NPU launch would change the GPU launch too)."""
+    if target is None:
+        return False
+    script = _script(plan)
+    if target.evidence is None or script is None or edit.source is not script.source:
+        return True
+    statement = statement_at(script, edit.start)
+    if statement is None:
+        return False
+    return always_with(script, statement, list(target.evidence))
+
+
+def fix_on_target(target, plan, fix):
+    """``fix`` when every edit of it changes only runs on the target (``reaches``), else None."""
+    if fix is None or not all(reaches(target, plan, edit) for edit in fix.edits):
         return None
-    hit = _path_signal(document.path)
-    return Target(NPU, hit, None) if hit else None
-
-
-def _detect(plan) -> Target | None:
-    for check in (_env_signal, _script_signal, _args_signal, _program_signal, _comment_signal, _files_signal):
-        found = check(plan)
-        if found is not None:
-            return found
-    return None
+    return fix
 
 
 def is_npu_variable(name: str) -> bool:
     return name in NPU_ENV_NAMES or name.startswith(NPU_ENV_PREFIXES)
 
 
-def _conditional_starts(plan) -> set[int]:
-    """Start offsets of assignments made in one branch of an if/case, or after && / ||."""
+def _decide(plan, found: list[_Evidence]) -> Target | None:
+    """The first evidence that every run reaching the launch meets (alone, or with evidence of
+    the same kind in each other branch of a switch), as a Target."""
+    if not found:
+        return None
     script = _script(plan)
-    if script is None:
-        return set()
-    return {a.span.start for a in script.assignments if a.conditional}
-
-
-def _env_signal(plan) -> Target | None:
-    env = plan.env or {}
-    ordered = sorted(env, key=lambda n: (n != "ASCEND_RT_VISIBLE_DEVICES", n))
-    conditional = _conditional_starts(plan)
-    for name in ordered:
-        span = getattr(env[name], "span", None)
-        if span is not None and span.start in conditional:
-            continue  # a script that serves both GPU and NPU: one branch is no evidence
-        if is_npu_variable(name):
-            value = env[name]
-            return Target(NPU, f"{name} is set at {_where(getattr(value, 'span', None))}", getattr(value, "span", None))
-        if name == "DS_ACCELERATOR":
-            text = getattr(env[name], "value", None)
-            if text == "npu":
-                return Target(NPU, f"DS_ACCELERATOR=npu at {_where(env[name].span)}", env[name].span)
-    return None
+    launch = _launch_statement(plan)
+    if script is None or launch is None:
+        first = found[0]
+        return Target(NPU, first.reason, first.span, evidence=None if script is None else first.paths)
+    launch_paths = paths(script, launch)
+    every = [p for item in found for p in item.paths]
+    if any(covering_block(script, path, every) is None for path in launch_paths):
+        return None  # some run reaches the launch without any of it: a script for both
+    for item in found:
+        if all(covering_block(script, path, list(item.paths)) is not None for path in launch_paths):
+            return Target(NPU, item.reason, item.span, evidence=tuple(item.paths))
+    # only several together cover it: Ascend in each branch of a switch, each its own way
+    first = found[0]
+    return Target(NPU, f"{first.reason}, and Ascend evidence in each other branch", first.span, evidence=tuple(every))
 
 
 def _script(plan):
@@ -200,48 +209,79 @@ def _script(plan):
     return getattr(origin, "script", None) if origin is not None else None
 
 
-def ascend_environment(plan) -> Target | None:
-    """What the script itself shows of Ascend (its variables, set_env.sh, npu-smi), without the
-    launch's arguments or program: usable while the plan is being linked."""
-    return _env_signal(plan) or _script_signal(plan)
+def _launch_statement(plan):
+    command = getattr(plan, "command", None)
+    return getattr(command, "command", None) if command is not None else None
 
 
-def _script_signal(plan) -> Target | None:
+def _statement_paths(plan, span: Span | None) -> tuple:
+    """Where the statement that set a variable (at ``span``: its assignment, or the call of the
+    function that sets it) stands in the launch's script; () when it is not one of its statements
+    (the caller's environment, an #SBATCH directive)."""
+    script = _script(plan)
+    if script is None or span is None or span.source is not script.source:
+        return ((),)
+    statement = next((a for a in script.assignments if a.span.start == span.start), None) or statement_at(script, span.start)
+    return tuple(paths(script, statement)) if statement is not None else ((),)
+
+
+def _env_evidence(plan):
+    env = plan.env or {}
+    ordered = sorted(env, key=lambda n: (n != "ASCEND_RT_VISIBLE_DEVICES", n))
+    for name in ordered:
+        value = env[name]
+        span = getattr(value, "span", None)
+        if is_npu_variable(name):
+            yield _Evidence(f"{name} is set at {_where(span)}", span, _statement_paths(plan, span))
+        elif name == "DS_ACCELERATOR" and getattr(value, "value", None) == "npu":
+            yield _Evidence(f"DS_ACCELERATOR=npu at {_where(span)}", span, _statement_paths(plan, span))
+
+
+def _script_evidence(plan):
+    """Ascend set up anywhere in the script, each where it stands: a branch counts for its own launches."""
     script = _script(plan)
     if script is None:
-        return None
+        return
     for assignment in script.assignments:
-        if is_npu_variable(assignment.name) and not assignment.conditional:
-            return Target(NPU, f"the script sets {assignment.name} at {_where(assignment.span)}", assignment.name_span)
-        if assignment.name == "PYTHONPATH" and assignment.value is not None and _MINDSPEED.search(assignment.value.raw) \
-                and not assignment.conditional:
-            return Target(NPU, f"the script puts MindSpeed on PYTHONPATH at {_where(assignment.span)}", assignment.span)
+        if is_npu_variable(assignment.name):
+            yield _Evidence(f"the script sets {assignment.name} at {_where(assignment.span)}", assignment.name_span,
+                            tuple(paths(script, assignment)))
+        elif assignment.name == "PYTHONPATH" and assignment.value is not None and _MINDSPEED.search(assignment.value.raw):
+            yield _Evidence(f"the script puts MindSpeed on PYTHONPATH at {_where(assignment.span)}", assignment.span,
+                            tuple(paths(script, assignment)))
     for command in script.commands:
+        if command.tested:
+            continue  # `if npu-smi info; then`: a test of the machine, which may fail
         base = command.basename
         if base in ("source", ".") and command.args:
             word = command.args[0]
             text = word.value if word.value is not None else word.raw
             if text and _SET_ENV.search(text):
-                return Target(NPU, f"the script sources {text} at {_where(command.span)}", command.span)
-        if base == "npu-smi":
-            return Target(NPU, f"the script runs npu-smi at {_where(command.span)}", command.span)
-    return None
+                yield _Evidence(f"the script sources {text} at {_where(command.span)}", command.span, tuple(paths(script, command)))
+        elif base == "npu-smi":
+            yield _Evidence(f"the script runs npu-smi at {_where(command.span)}", command.span, tuple(paths(script, command)))
 
 
-def _args_signal(plan) -> Target | None:
+def _launch_evidence(plan):
+    """The launch's own arguments and program: they stand where the launch does."""
+    script = _script(plan)
+    launch = _launch_statement(plan)
+    here = tuple(paths(script, launch)) if script is not None and launch is not None else ((),)
     for arg in list(plan.args.values()) + list(plan.launcher_args.values()):
         values = arg.value if isinstance(arg.value, list) else [arg.value]
         for value in values:
             if not isinstance(value, str):
                 continue
             if arg.name == "ddp_backend" and value.strip().lower() == "hccl":
-                return Target(NPU, f"--ddp_backend hccl at {_where(arg.span)}", arg.span)
-            if arg.name in ("device", "device_map", "devices", "accelerator", "device_type") and _NPU_DEVICE.search(value):
-                return Target(NPU, f"{arg.name} {value} at {_where(arg.span)}", arg.span)
-    return None
+                yield _Evidence(f"--ddp_backend hccl at {_where(arg.span)}", arg.span, here)
+            elif arg.name in ("device", "device_map", "devices", "accelerator", "device_type") and _NPU_DEVICE.search(value):
+                yield _Evidence(f"{arg.name} {value} at {_where(arg.span)}", arg.span, here)
+    program = _program_evidence(plan)
+    if program is not None:
+        yield _Evidence(program[0], program[1], here)
 
 
-def _program_signal(plan) -> Target | None:
+def _program_evidence(plan):
     """The launched program always imports torch_npu or MindSpeed (dslint.launch.pyprogram)."""
     program = getattr(plan, "program", None)
     facts = getattr(program, "facts", None)
@@ -250,7 +290,7 @@ def _program_signal(plan) -> Target | None:
     evidence = facts.imports_always("torch_npu", "mindspeed")
     if evidence is None:
         return None
-    return Target(NPU, f"the launched program {evidence.describe()}", _evidence_span(evidence))
+    return f"the launched program {evidence.describe()}", _evidence_span(evidence)
 
 
 def _evidence_span(evidence) -> Span | None:
@@ -265,72 +305,10 @@ def _evidence_span(evidence) -> Span | None:
         return None
 
 
-def _comment_signal(plan) -> Target | None:
-    script = _script(plan)
-    if script is None:
-        return None
-    found = _comment_hardware(script)
-    if found is not None and found.name in ASCEND_HARDWARE:
-        return Target(NPU, f"Ascend hardware {found.origin}", found.span)
-    return None
-
-
-def _files_signal(plan) -> Target | None:
-    paths = [plan.origin.path]
-    reference = getattr(plan, "training_config", None)
-    if reference is not None and reference.document is not None:
-        paths.append(reference.document.path)
-    for path in paths:
-        hit = _path_signal(path)
-        if hit:
-            return Target(NPU, hit, None)
-    return None
-
-
-def _path_signal(path: str) -> str | None:
-    if not path or path.startswith("<"):
-        return None
-    parts = Path(path).parts
-    for folder in parts[:-1]:
-        if folder.lower() == "ascend":
-            return f"{path} is under an 'ascend' folder"
-    stem = Path(parts[-1]).stem if parts else ""
-    if any(word.lower() == "npu" for word in _NAME_WORDS.findall(stem.replace("_", " "))):
-        return f"'npu' is a word of the file name {parts[-1]}"
-    return None
-
-
-def _comments(source):
-    """(line number, text after '#', span) of each whole-line comment; the shebang is skipped."""
-    offset = 0
-    for number, line in enumerate(source.text.splitlines(keepends=True), start=1):
-        stripped = line.lstrip()
-        if stripped.startswith("#") and not (number == 1 and stripped.startswith("#!")):
-            start = offset + (len(line) - len(stripped))
-            end = offset + len(line.rstrip("\r\n"))
-            yield number, stripped[1:].rstrip("\r\n"), Span(source, start, end)
-        offset += len(line)
-
-
 def hardware(target, settings) -> Hardware | None:
-    """The configured hardware, or the one kind of hardware the script's comments name."""
+    """The configured hardware. A comment of the script (``# Env: 8 * V100``) is no evidence of the
+    machine a launch runs on: a script is copied from one cluster to another with its comments."""
     configured = getattr(settings, "hardware", None)
     if configured is not None:
         return Hardware(configured.value, configured.origin)
-    origin = getattr(target, "origin", None)
-    script = getattr(origin, "script", None) if origin is not None else getattr(target, "script", None)
-    if script is None:
-        return None
-    return _comment_hardware(script)
-
-
-def _comment_hardware(script) -> Hardware | None:
-    named: dict[str, tuple[int, str, Span]] = {}
-    for line_number, text, span in _comments(script.source):
-        for pattern, value in _HARDWARE_WORDS:
-            if pattern.search(text):
-                named.setdefault(value, (line_number, text, span))
-    if len(named) != 1:
-        return None  # none, or several kinds: ambiguous
-    value, (line_number, text, span) = next(iter(named.items()))
-    return Hardware(value, f"named by a comment at {span.path}:{line_number}: {text.strip()[:60]}", span)
+    return None

@@ -14,6 +14,7 @@ from dslint.documents.model import Mapping, Scalar
 from dslint.rule import rule
 from dslint.rules import _deepspeed as ds
 from dslint.launch.args import text, written
+from dslint.launch.target import fix_on_target
 from dslint.rules._npu_releases import FLASH_ATTENTION_2_ON_NPU, Broken, judge
 
 
@@ -87,13 +88,14 @@ def npu_flash_attention_2_version(plan, context, *, npu_target):
             return
         related = [Related(verdict.candidates.describe()), _target_related(target)]
         if verdict.everywhere:
+            fix = fix_on_target(target, plan, Fix.unsafe("Use sdpa", Edit.replace(value.span, "sdpa"))) if value.span is not None else None
             yield Finding(
                 value.span or plan.span,
                 f"{written(value.arg)} on Ascend NPU fails to load in {verdict.where()}",
                 note=broken.what,
-                help="use sdpa, or transformers 4.56+" if value.span is None else "or use transformers 4.56+",
+                help="use sdpa, or transformers 4.56+" if fix is None else "or use transformers 4.56+",
                 related=related,
-                fix=Fix.unsafe("Use sdpa", Edit.replace(value.span, "sdpa")) if value.span is not None else None,
+                fix=fix,
             )
             return
         yield Finding(

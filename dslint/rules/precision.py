@@ -381,8 +381,8 @@ def precision_unsupported_hardware(plan, context, *, hardware, npu_target):
     """bf16 (or tf32) on hardware that does not have it.
 
     ## What it checks
-    With the `hardware` setting (or one kind of hardware named by a comment of the script,
-    `# Env: 8 * V100`):
+    With the `hardware` setting (a comment of the script, `# Env: 8 * V100`, is no evidence of
+    the machine the launch runs on):
     - bf16 training (any source: flags, `pure_bf16`, ms-swift's derivation from
       `--torch_dtype bfloat16`, accelerate, the DeepSpeed config) on V100, T4, P100 or Ascend
       910A. On Ascend 910A `torch.npu.is_bf16_supported()` is False, so transformers stops with

@@ -162,6 +162,8 @@ class Commands:
             in_loop=ctx.in_loop,
             from_eval=ctx.from_eval,
             background=ctx.background,
+            branch=ctx.branch,
+            tested=ctx.tested,
             wrappers=wrappers,
             clears_env=clears,
             runner=ctx.runner,

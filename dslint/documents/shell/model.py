@@ -79,6 +79,7 @@ class Assignment:
     conditional: bool = False
     in_loop: bool = False
     from_eval: bool = False
+    branch: tuple = ()  # the branches it is written in (dslint.documents.shell.branches)
 
     def __repr__(self) -> str:
         val = None if self.value is None else self.value.value
@@ -112,6 +113,8 @@ class Command:
     in_loop: bool = False
     from_eval: bool = False
     background: bool = False
+    branch: tuple = ()  # the branches it is written in (dslint.documents.shell.branches)
+    tested: bool = False  # its exit status is tested (an if/while condition, left of && or ||): it may fail
     wrappers: list[Word] = field(default_factory=list)
     clears_env: bool = False  # env -i / exec -c: nothing but `env` reaches the program
     runner: "Command | None" = None  # the eval / bash -c / sbatch --wrap whose string this command is in
@@ -253,6 +256,17 @@ class RuntimeFailure:
     note: str | None = None  # why bash -n does not see it
 
 
+@dataclass(frozen=True)
+class Switch:
+    """Statements of which at most one branch runs: an ``if`` (with its ``elif``/``else``), a
+    ``case``, or the right side of ``&&``/``||`` (one branch, which may not run)."""
+
+    kind: str  # "if" | "case" | "&&" | "||"
+    span: Span
+    branches: int  # the branches written
+    exhaustive: bool  # one of them always runs (an ``else``, a ``*)`` pattern)
+
+
 @dataclass(eq=False)
 class Script:
     source: SourceFile
@@ -271,6 +285,8 @@ class Script:
     sbatch: object = None  # the #SBATCH directives (slurm.SbatchJob), when the script has any
     # (start, end) of strings run by eval/bash -c whose words could be placed only at the whole string
     unmapped: list[tuple[int, int]] = field(default_factory=list)
+    # every if/case/&&/|| switch, indexed by the numbers of the statements' ``branch`` paths
+    switches: list[Switch] = field(default_factory=list)
 
     @property
     def path(self) -> str:

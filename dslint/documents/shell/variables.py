@@ -95,6 +95,8 @@ class Ctx(NamedTuple):
     child_shell: bool = False  # bash -c: non-exported variables of the parent are gone
     subshell: bool = False  # ( ... ) or one part of a pipeline: its cd does not outlive it
     runner: object = None  # the command (eval, bash -c, sbatch --wrap) that runs the string being read
+    branch: tuple = ()  # ((switch number, branch number), ...): the if/case/&&/|| branches it is in
+    tested: bool = False  # a condition: its exit status is tested, so it may fail
 
 
 def record_assignment(script: Script, a: Assignment, ctx: Ctx) -> Assignment:
@@ -103,6 +105,7 @@ def record_assignment(script: Script, a: Assignment, ctx: Ctx) -> Assignment:
     a.conditional = ctx.conditional
     a.in_loop = ctx.in_loop
     a.from_eval = ctx.from_eval
+    a.branch = ctx.branch
     script.assignments.append(a)
     return a
 

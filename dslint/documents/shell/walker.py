@@ -19,7 +19,7 @@ from .assignments import Assignments
 from .commands import Commands
 from .evals import check_string, string_of, verbatim
 from .expand import Expander
-from .model import Command, FunctionDef, Script, Word
+from .model import Command, FunctionDef, Script, Switch, Word
 from .pieces import PLACEHOLDER
 from .textmap import TextMap
 from .variables import ASSIGN_WORD_RE, NAME_RE, Ctx, VarTable, unknown_var
@@ -99,7 +99,12 @@ class Walker:
     def negated(self, node, ctx: Ctx) -> None:
         for child in node.children:
             if child.is_named:
-                self.stmt(child, ctx._replace(depth=ctx.depth + 1))
+                self.stmt(child, ctx._replace(depth=ctx.depth + 1, tested=True))
+
+    def switch(self, kind: str, node, branches: int, exhaustive: bool) -> int:
+        """Record an if/case/&&/|| and return its number, for the ``branch`` of the statements in it."""
+        self.script.switches.append(Switch(kind, self.tm.span(node), branches, exhaustive))
+        return len(self.script.switches) - 1
 
     def compound(self, node, ctx: Ctx) -> None:
         kids = node.children
@@ -141,18 +146,23 @@ class Walker:
             kids = [c for c in left.children if c.type != "comment"]
             if len(kids) < 3:
                 break
-            chain.append(kids[-1])
+            chain.append((kids[1].type, kids[-1]))
             left = kids[0]
         inner = ctx._replace(depth=ctx.depth + 1)
         if left.type == "list":
             self.block(left.children, inner)
         else:
-            self.stmt(left, inner._replace(background=False))
+            # its status decides whether the right side runs
+            self.stmt(left, inner._replace(background=False, tested=inner.tested or bool(chain)))
         table = self.table
-        for right in reversed(chain):
+        last = chain[0][1] if chain else None
+        for operator, right in reversed(chain):
             base = table.share()
             table.logs.append(set())
-            self.stmt(right, inner._replace(conditional=True))
+            number = self.switch(operator if operator in ("&&", "||") else "&&", right, 1, False)
+            # each part but the last is tested by the operator after it
+            self.stmt(right, inner._replace(conditional=True, branch=inner.branch + ((number, 0),),
+                                            tested=inner.tested or right is not last))
             branch = table.share()
             table.merge(base, [base, branch], table.end_log())
 
@@ -164,14 +174,13 @@ class Walker:
         # condition: between `if` and `then`
         while i < len(kids) and kids[i].type != "then":
             if kids[i].is_named:
-                self.stmt(kids[i], inner)
+                self.stmt(kids[i], inner._replace(tested=True))
             i += 1
         base = table.share()
         table.logs.append(set())
         branches = []
         body = []
         i += 1
-        has_else = False
         clauses = []
         while i < len(kids):
             k = kids[i]
@@ -180,17 +189,21 @@ class Walker:
             elif k.type != "fi" and k.is_named:
                 body.append(k)
             i += 1
-        cond_ctx = inner._replace(conditional=True)
+        has_else = any(clause.type == "else_clause" for clause in clauses)
+        number = self.switch("if", node, 1 + len(clauses), has_else)
+
+        def branch_ctx(index: int, tested: bool = False) -> Ctx:
+            return inner._replace(conditional=True, tested=tested, branch=inner.branch + ((number, index),))
+
         for k in body:
-            self.stmt(k, cond_ctx)
+            self.stmt(k, branch_ctx(0))
         branches.append(table.share())
-        # elif conditions run only when the branches before them did not
+        # elif conditions run only when the branches before them did not (taken as part of their branch)
         pre = base
-        for clause in clauses:
+        for index, clause in enumerate(clauses, start=1):
             if clause.type == "else_clause":
-                has_else = True
                 table.use(pre)
-                self.block(clause.children, cond_ctx)
+                self.block(clause.children, branch_ctx(index))
                 branches.append(table.share())
                 continue
             ck = clause.children
@@ -198,12 +211,12 @@ class Walker:
             table.use(pre)
             while j < len(ck) and ck[j].type != "then":
                 if ck[j].is_named:
-                    self.stmt(ck[j], cond_ctx)
+                    self.stmt(ck[j], branch_ctx(index, tested=True))
                 j += 1
             pre = table.share()
             for k in ck[j + 1 :]:
                 if k.is_named:
-                    self.stmt(k, cond_ctx)
+                    self.stmt(k, branch_ctx(index))
             branches.append(table.share())
         if not has_else:
             branches.append(pre)
@@ -215,20 +228,18 @@ class Walker:
         base = table.share()
         table.logs.append(set())
         branches = []
-        has_default = False
-        for item in node.children:
-            if item.type != "case_item":
-                continue
+        items = [item for item in node.children if item.type == "case_item"]
+        has_default = any(item.field_name_for_child(i) == "value" and self.tm.text(child).strip() == "*"
+                          for item in items for i, child in enumerate(item.children))
+        number = self.switch("case", node, len(items), has_default)
+        for index, item in enumerate(items):
             table.use(base)
+            item_ctx = inner._replace(branch=inner.branch + ((number, index),))
             for i, child in enumerate(item.children):
                 fname = item.field_name_for_child(i)
-                if fname == "value":
-                    if self.tm.text(child).strip() == "*":
-                        has_default = True
+                if fname == "value" or fname == "termination" or not child.is_named:
                     continue
-                if fname == "termination" or not child.is_named:
-                    continue
-                self.stmt(child, inner)
+                self.stmt(child, item_ctx)
             branches.append(table.share())
         if not has_default:
             branches.append(base)
@@ -261,7 +272,7 @@ class Walker:
             )
         inner = ctx._replace(depth=ctx.depth + 1, in_loop=True)
         for cond in conditions:
-            self.stmt(cond, inner)
+            self.stmt(cond, inner._replace(tested=True))
         if body is not None:
             self.block(body.children, inner) if body.type == "do_group" else self.stmt(body, inner)
         written = table.end_log()
@@ -305,7 +316,8 @@ class Walker:
         table.logs.append(set())
         table.locals.append(set())
         if body is not None:
-            inner = ctx._replace(function=name, depth=ctx.depth + 1, conditional=False, in_loop=False)
+            # its statements run where it is called (dslint.documents.shell.branches.paths)
+            inner = ctx._replace(function=name, depth=ctx.depth + 1, conditional=False, in_loop=False, branch=(), tested=False)
             if body.type == "compound_statement":
                 self.block(body.children, inner)
             else:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dslint.diagnostics import Finding, Related, Severity
+from dslint.launch.commands import option_built_from
 from dslint.rule import rule
 
 
@@ -16,7 +17,9 @@ def deepspeed_ignores_visible_devices(plan, context):
     it" and picks devices itself, starting from device 0 (deepspeed/launcher/runner.py:448-458).
     `--num_gpus`/`--num_nodes` together with `--include`/`--exclude` is an error:
     `ValueError: Cannot specify num_nodes/gpus with include/exclude` (runner.py:462-464); that
-    case is reported as an error.
+    case is reported as an error. An `--include`/`--exclude` built from the variable itself
+    (`--include localhost:$CUDA_VISIBLE_DEVICES`, or a variable set from it) picks the very
+    devices the variable names: not reported.
 
     ## Why it matters
     The job runs on GPUs other than the ones the script chose, colliding with whatever else
@@ -47,6 +50,8 @@ def deepspeed_ignores_visible_devices(plan, context):
         return
     num_nodes = opts.get("num_nodes")
     multi_node = num_nodes is not None and str(num_nodes.value).isdigit() and int(num_nodes.value) > 1
+    if any(k in opts and option_built_from(plan, k, "CUDA_VISIBLE_DEVICES") for k in ("include", "exclude")):
+        return  # the devices it picks are the variable's own
     ignoring = [a for a in (opts.get("include"), opts.get("exclude"), opts.get("num_gpus")) if a is not None]
     if ignoring or multi_node:
         flag = ignoring[0] if ignoring else num_nodes

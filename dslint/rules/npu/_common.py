@@ -5,6 +5,7 @@ renames a variable."""
 from __future__ import annotations
 
 from dslint.diagnostics import Edit, Finding, Fix, Related
+from dslint.launch.target import fix_on_target
 from dslint.source import Span
 
 
@@ -19,7 +20,7 @@ def npu_finding(plan, target, span: Span | None, message: str, note: str, *, use
     (safe or unsafe) where SPAN is known; HELP is what to do where no fix does it."""
     fix = None
     if use is not None and span is not None:
-        fix = (Fix.safe if safe else Fix.unsafe)(f"Use {use}", Edit.replace(span, use))
+        fix = npu_fix(plan, target, (Fix.safe if safe else Fix.unsafe)(f"Use {use}", Edit.replace(span, use)))
     return Finding(span or plan.span, message, related=[target_related(target)], fix=fix, note=note,
                    help=help if fix is None else None)
 
@@ -48,7 +49,16 @@ def value_span_of(value) -> Span | None:
     return Span(span.source, span.start + offset, span.end)
 
 
-def rename_fix(plan, value, old: str, new: str, title: str):
+def npu_fix(plan, target, fix: Fix | None) -> Fix | None:
+    """A fix made because the launch runs on Ascend NPU, when it edits only statements that run
+    with the NPU evidence (dslint.launch.target.reaches): in a script for both GPU and NPU, a
+    variable or an argument written before the switch serves the GPU launch too."""
+    return fix_on_target(target, plan, fix)
+
+
+def rename_fix(plan, value, old: str, new: str, title: str, target=None):
+    """Rename OLD to NEW where VALUE was set; with TARGET (the rename is for NPU), only where that
+    statement runs on NPU alone."""
     name_span = name_span_of(value, old)
     if name_span is None:
         return None
@@ -57,7 +67,8 @@ def rename_fix(plan, value, old: str, new: str, title: str):
     # Unsafe: under the name the Ascend runtime reads, a setting that did nothing starts to take
     # effect (a device list selects NPUs, allocator options apply), and a script that also runs on
     # GPUs, or reads $OLD itself, loses the old name.
-    return Fix.unsafe(title, Edit.replace(name_span, new))
+    fix = Fix.unsafe(title, Edit.replace(name_span, new))
+    return fix if target is None else npu_fix(plan, target, fix)
 
 
 def _device_list_takes_effect_safely(plan, value) -> bool:

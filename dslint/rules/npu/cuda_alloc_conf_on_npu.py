@@ -28,7 +28,8 @@ def cuda_alloc_conf_on_npu(plan, context, *, npu_target):
     ## Fix safety
     Unsafe: the same options under the NPU name, but options that did nothing start to take
     effect (and a value naming a CUDA-only backend, `backend:cudaMallocAsync`, is not an NPU
-    option at all). No fix when `PYTORCH_NPU_ALLOC_CONF` is also set.
+    option at all). No fix when `PYTORCH_NPU_ALLOC_CONF` is also set, nor when the variable is set
+    where a launch not on NPU sees it too (exported before an `if` that picks GPU or NPU).
     """
     target = npu_target
     value = plan.env.get("PYTORCH_CUDA_ALLOC_CONF")
@@ -38,8 +39,8 @@ def cuda_alloc_conf_on_npu(plan, context, *, npu_target):
         fix, help = None, "remove it"
         note = "PYTORCH_NPU_ALLOC_CONF, also set, is the one read"
     else:
-        fix = rename_fix(plan, value, "PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_NPU_ALLOC_CONF", "Rename to PYTORCH_NPU_ALLOC_CONF")
-        help = None
+        fix = rename_fix(plan, value, "PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_NPU_ALLOC_CONF", "Rename to PYTORCH_NPU_ALLOC_CONF", target)
+        help = None if fix is not None else "rename it to PYTORCH_NPU_ALLOC_CONF"
         note = "torch_npu's allocator reads PYTORCH_NPU_ALLOC_CONF"
     yield Finding(env_span(value, plan), "PYTORCH_CUDA_ALLOC_CONF has no effect on Ascend NPU", related=[target_related(target)], fix=fix,
                   note=note, help=help)

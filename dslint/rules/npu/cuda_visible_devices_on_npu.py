@@ -39,6 +39,8 @@ def cuda_visible_devices_on_npu(plan, context, *, npu_target):
     `$CUDA_VISIBLE_DEVICES` elsewhere loses it). No fix when `ASCEND_RT_VISIBLE_DEVICES` is also set. No fix
     when the list would then select fewer NPUs than the launch starts processes per node, or when
     the deepspeed launcher takes its devices from `--num_gpus`/`--include` and ignores the variable.
+    No fix when the variable is set where a launch not on NPU sees it too (exported before an `if`
+    that picks GPU or NPU).
     """
     target = npu_target
     value = plan.env.get("CUDA_VISIBLE_DEVICES")
@@ -59,6 +61,6 @@ def cuda_visible_devices_on_npu(plan, context, *, npu_target):
         "CUDA_VISIBLE_DEVICES has no effect on Ascend NPU",
         note="every NPU stays visible and the ranks bind NPUs 0..n-1",
         related=[target_related(target)],
-        fix=rename_fix(plan, value, "CUDA_VISIBLE_DEVICES", "ASCEND_RT_VISIBLE_DEVICES", "Rename to ASCEND_RT_VISIBLE_DEVICES"),
+        fix=rename_fix(plan, value, "CUDA_VISIBLE_DEVICES", "ASCEND_RT_VISIBLE_DEVICES", "Rename to ASCEND_RT_VISIBLE_DEVICES", target),
         help="select devices with ASCEND_RT_VISIBLE_DEVICES",
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dslint.diagnostics import Finding, Related
 from dslint.rule import rule
 from dslint.launch.args import as_int
+from dslint.launch.commands import option_built_from
 from dslint.rules.npu._common import env_span, target_related
 
 
@@ -18,7 +19,9 @@ def deepspeed_visible_devices_on_npu(plan, context, *, npu_target):
     accelerator/npu_accelerator.py:336-337), and honours it only on a single node without a
     hostfile and without `--include`, `--exclude`, `--num_gpus` (alias `--num_accelerators`)
     or `--num_nodes > 1`. Otherwise it selects devices itself, from NPU 0, then sets
-    `ASCEND_RT_VISIBLE_DEVICES` for each rank.
+    `ASCEND_RT_VISIBLE_DEVICES` for each rank. An `--include`/`--exclude` built from the
+    variable itself (`--include localhost:$ASCEND_RT_VISIBLE_DEVICES`) picks the very devices it
+    names: not reported.
 
     ## Why it matters
     The run starts without an error, on NPUs other than the ones the variable names. The
@@ -40,6 +43,8 @@ def deepspeed_visible_devices_on_npu(plan, context, *, npu_target):
     if target is None or value is None:
         return
     opts = plan.launcher_args
+    if any(k in opts and option_built_from(plan, k, "ASCEND_RT_VISIBLE_DEVICES") for k in ("include", "exclude")):
+        return  # the devices it picks are the variable's own
     num_nodes = opts.get("num_nodes")
     multi = num_nodes is not None and (as_int(num_nodes.value) or 0) > 1
     flags = [opts[k] for k in ("include", "exclude", "num_gpus", "hostfile") if k in opts]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dslint.diagnostics import Edit, Finding, Fix
 from dslint.rule import rule
-from dslint.rules.npu._common import name_span_of, env_span, target_related
+from dslint.rules.npu._common import name_span_of, env_span, npu_fix, target_related
 
 
 # NCCL variables and their closest HCCL/CANN counterparts; only the socket interface is a rename.
@@ -44,7 +44,8 @@ def nccl_variable_on_npu(plan, context, *, npu_target):
 
     ## Fix safety
     Unsafe, for `NCCL_SOCKET_IFNAME` only: HCCL's interface syntax is close to NCCL's but
-    check the value. The other variables have no exact counterpart.
+    check the value. The other variables have no exact counterpart. No fix when the variable is
+    set where a launch not on NPU sees it too (exported before an `if` that picks GPU or NPU).
     """
     target = npu_target
     if target is None:
@@ -59,7 +60,7 @@ def nccl_variable_on_npu(plan, context, *, npu_target):
             if renamable and counterpart not in plan.env:
                 name_span = name_span_of(value, name)
                 if name_span is not None:
-                    fix = Fix.unsafe(f"Rename to {counterpart}", Edit.replace(name_span, counterpart))
+                    fix = npu_fix(plan, target, Fix.unsafe(f"Rename to {counterpart}", Edit.replace(name_span, counterpart)))
         else:
             help = "HCCL has no counterpart, remove it"
         yield Finding(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dslint.diagnostics import Edit, Finding, Fix, Related
 from dslint.rule import rule
 from dslint.launch.args import flag, integer, text, written
-from dslint.rules.npu._common import npu_finding, target_related
+from dslint.rules.npu._common import npu_finding, npu_fix, target_related
 
 
 @rule("DS512", "npu-bitsandbytes", severity="error", target="launch", fixable=True, facts=("npu_target",))
@@ -83,6 +83,7 @@ def _double_quantization(plan, target, bits):
         fix = Fix.unsafe("Set double_quantization to false", Edit.replace(double.span, "false"))
     elif bits.arg is not None and bits.arg.span is not None and " in " in bits.arg.origin.split(" at ")[0]:
         fix = _yaml_insert_after(bits.arg, "double_quantization: false")
+    fix = npu_fix(plan, target, fix)
     anchor = double.span if double.arg is not None else bits.span
     yield Finding(
         anchor or plan.span,
@@ -91,6 +92,7 @@ def _double_quantization(plan, target, bits):
         note="the NPU build of bitsandbytes needs double_quantization: false (LLaMA-Factory README, Ascend QLoRA)",
         related=[Related(written(bits.arg), bits.span), target_related(target)],
         fix=fix,
+        help=None if fix is not None else "set double_quantization: false",
     )
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dslint.diagnostics import Finding, Fix, Severity
 from dslint.rule import rule
 from dslint.launch.args import flag, remove_arg, written
-from dslint.rules.npu._common import target_related
+from dslint.rules.npu._common import npu_fix, target_related
 
 
 @rule("DS510", "npu-liger-kernel", severity="error", target="launch", fixable=True, facts=("npu_target",))
@@ -46,13 +46,15 @@ def npu_liger_kernel(plan, context, *, npu_target):
         if liger.value is not True:
             return
         edit = remove_arg(liger.arg)
+        fix = npu_fix(plan, target, Fix.unsafe("Remove --use_liger_kernel", edit)) if edit is not None else None
         yield Finding(
             liger.arg.name_span or liger.span or plan.span,
             f"{written(liger.arg)}: ms-swift does not support Liger kernels on Ascend NPU",
             note="NPU-support.md; ms-swift already applies the torch_npu fused operators (npu_rms_norm, npu_rotary_mul, npu_swiglu) "
             "to Qwen models automatically (LLaMA-Factory's route to NPU fused operators is use_v1_kernels)",
             related=[target_related(target)],
-            fix=Fix.unsafe("Remove --use_liger_kernel", edit) if edit is not None else None,
+            fix=fix,
+            help=None if fix is not None else "leave --use_liger_kernel out on NPU",
         )
     elif plan.consumer == "llamafactory":
         liger = flag(plan, "enable_liger_kernel")

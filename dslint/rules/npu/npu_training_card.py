@@ -12,11 +12,11 @@ def npu_training_card(plan, context, *, hardware):
     """ms-swift on an Ascend 910A-generation card, which it does not support.
 
     ## What it checks
-    The `hardware` setting (or a comment of the script) names Ascend 910A and the launch is
-    ms-swift or Megatron-SWIFT (4.x). ms-swift's hardware table supports Atlas A2/A3 training
-    products and the Ascend 950 series, and marks "Atlas training series products" (the 910A
-    generation) and all inference products as not supported (NPU-support.md, Table 1). 910A also
-    has no bf16 (`precision-unsupported-hardware`). Other consumers are not judged.
+    The `hardware` setting names Ascend 910A (a comment of the script does not count) and the
+    launch is ms-swift or Megatron-SWIFT (4.x). ms-swift's hardware table supports Atlas A2/A3
+    training products and the Ascend 950 series, and marks "Atlas training series products" (the
+    910A generation) and all inference products as not supported (NPU-support.md, Table 1). 910A
+    also has no bf16 (`precision-unsupported-hardware`). Other consumers are not judged.
 
     ## Why it matters
     The run is on hardware that ms-swift's Ascend support does not extend to. The missing bf16
