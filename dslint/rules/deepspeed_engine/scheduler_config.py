@@ -67,7 +67,8 @@ def scheduler_config(use, context):
 
     ## Fix safety
     Correcting the case of a scheduler name, and writing a whole-number `warmup_num_steps` such
-    as `100.0` as `100`, are safe.
+    as `100.0` as `100`, are safe. Writing 1 for a `warmup_num_steps` of 0 or below is unsafe: the
+    releases that raise on it leave which warmup was meant to you (older ones clamped it to 2).
     """
     severity = client_optimizer_severity(use)
     for finding in _scheduler_findings(use, context):

@@ -35,8 +35,9 @@ def npu_bitsandbytes(plan, context, *, npu_target):
 
     ## Fix safety
     Unsafe for `double_quantization`: it sets it to false (or adds the key) as LLaMA-Factory's NPU
-    example does, a change of the quantization you chose (or got by default). No fix for
-    ms-swift: use bf16 LoRA instead.
+    example does, a change of the quantization you chose (or got by default). Unsafe for
+    `quantization_type: fp4`: it writes `nf4`, another 4-bit format. No fix for other bit widths,
+    nor for ms-swift: use bf16 LoRA instead.
     """
     target = npu_target
     if target is None:
