@@ -15,7 +15,7 @@ from dslint.rules.deepspeed_engine._names import DEEPSPEED_SCHEDULERS, TORCH_SCH
 _WARMUP_VALIDATED = "0.19.3"  # lr_schedules.py:733-734, 874-875 (deepspeedai/DeepSpeed PR #8126)
 
 
-@rule("DS239", "scheduler-config", severity="error", target="deepspeed", fixable=True)
+@rule("DS239", "scheduler-config", severity="error", target="deepspeed", fix="safe or unsafe")
 def scheduler_config(use, context):
     """An LR scheduler DeepSpeed cannot build: unknown `type`, missing `params`, wrong or missing arguments, bad `warmup_num_steps`.
 

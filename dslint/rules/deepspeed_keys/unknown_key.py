@@ -11,7 +11,7 @@ from dslint.rules import _deepspeed_schema as dss
 from dslint.rules.deepspeed_keys._common import canonical_key, close_keys, closest_key, did_you_mean
 
 
-@rule("DS201", "unknown-key", severity="error", target="deepspeed", fixable=True)
+@rule("DS201", "unknown-key", severity="error", target="deepspeed", fix="safe or unsafe")
 def unknown_key(use, context):
     """A key DeepSpeed does not know, inside a section that rejects unknown keys.
 

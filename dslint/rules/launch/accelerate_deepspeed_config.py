@@ -24,7 +24,7 @@ ACCELERATE_CONFIG_DS_FIELDS = (
 )
 
 
-@rule("DS309", "accelerate-deepspeed-config", severity="error", target="document", kinds=("accelerate-yaml",), fixable=True)
+@rule("DS309", "accelerate-deepspeed-config", severity="error", target="document", kinds=("accelerate-yaml",), fix="safe")
 def accelerate_deepspeed_config(document, context):
     """An accelerate config sets DeepSpeed options that accelerate rejects or drops.
 

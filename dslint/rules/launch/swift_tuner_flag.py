@@ -6,7 +6,7 @@ from dslint.diagnostics import Finding, Fix, Severity
 from dslint.rule import rule
 
 
-@rule("DS312", "swift-tuner-flag", severity="warning", target="launch", fixable=True, consumers=("swift", "megatron"))
+@rule("DS312", "swift-tuner-flag", severity="warning", target="launch", fix="safe", consumers=("swift", "megatron"))
 def swift_tuner_flag(plan, context):
     """An ms-swift tuner flag from another ms-swift generation (`--sft_type`, `--train_type`, `--tuner_type`).
 

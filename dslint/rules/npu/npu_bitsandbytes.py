@@ -8,7 +8,7 @@ from dslint.launch.args import flag, integer, text, written
 from dslint.rules.npu._common import npu_finding, target_related
 
 
-@rule("DS512", "npu-bitsandbytes", severity="error", target="launch", fixable=True, facts=("npu_target",))
+@rule("DS512", "npu-bitsandbytes", severity="error", target="launch", fix="unsafe", facts=("npu_target",))
 def npu_bitsandbytes(plan, context, *, npu_target):
     """bitsandbytes quantization (QLoRA) on Ascend NPU.
 
