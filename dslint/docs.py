@@ -53,18 +53,18 @@ def render(rules) -> str:
         "Every rule dslint ships. `dslint rules` lists them and `dslint rule CODE` prints one page in",
         "the terminal; select and ignore them by code, code prefix or name (see the README).",
         "",
-        "| code | name | severity | fixable | summary |",
+        "| code | name | severity | fix | summary |",
         "|---|---|---|---|---|",
     ]
     for r in rules:
         summary = r.summary.replace("|", "\\|")
-        out.append(f"| [{r.code}](#{rule_anchor(r.code, r.name)}) | {r.name} | {r.severity.label} | {'yes' if r.fixable else ''} | {summary} |")
+        out.append(f"| [{r.code}](#{rule_anchor(r.code, r.name)}) | {r.name} | {r.severity.label} | {r.fix or ''} | {summary} |")
     for r in rules:
         out += [
             "",
             f"## {r.code} {r.name}",
             "",
-            f"Code `{r.code}` · name `{r.name}` · default severity: {r.severity.label} · fixable: {'yes' if r.fixable else 'no'}",
+            f"Code `{r.code}` · name `{r.name}` · default severity: {r.severity.label} · fix: {r.fix or 'none'}",
             "",
             _demote(r.doc.strip()) if r.doc.strip() else "_No documentation._",
         ]
@@ -79,7 +79,7 @@ def render_index(rules) -> str:
         f"# Generated from the built-in rules by `{REGENERATE}`; do not edit by hand.",
         "# A run makes the built-in rules from these rows and imports a rule's module only when the rule",
         "# runs or its page is read (dslint.rule.load_rules). tests/test_docs.py checks that it is current.",
-        "# (code, name, severity, target, kinds, consumers, facts, fixable, module, summary)",
+        "# (code, name, severity, target, kinds, consumers, facts, fix, module, summary)",
         "RULES = (",
     ]
     out += [f"    {row!r}," for row in index_rows(rules)]
@@ -131,7 +131,8 @@ def {function}({argument}, context):
     ```
 
     ## Fix safety
-    TODO no fix, or why the fix is right for every reader of the file.
+    TODO no fix, or why the fix is right for every reader of the file (a rule with fixes declares
+    them in @rule: fix="safe", "unsafe" or "safe or unsafe").
     """
     # TODO yield Finding(span, "a headline that fits one line", note="the evidence: file and line")
     return ()

@@ -53,6 +53,11 @@ ENTRY_POINT_GROUP = "dslint.rules"
 FACTS = ("launch_target", "npu_target", "hardware", "framework_batch", "verl_config", "verl_ppo", "verl_sft", "trl_trainer",
          "openrlhf_batch")
 
+# What a rule declares about the fixes it can make (``fix=``) -> the applicabilities the fixes and
+# alternatives of its findings may have. "safe or unsafe": the case decides (the rule's page says
+# when, under "## Fix safety").
+FIX_SAFETY = {"safe": ("safe",), "unsafe": ("unsafe",), "safe or unsafe": ("safe", "unsafe")}
+
 _CODE = re.compile(r"^[A-Z]{1,5}[0-9]{2,4}$")
 _NAME = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
 
@@ -67,7 +72,7 @@ class Rule:
     # module on its first call (see load_rules).
     check: Callable[..., Iterable[Finding]]
     page: str | None  # the docstring; None until the module of an indexed built-in rule is imported (see ``doc``)
-    fixable: bool = False
+    fix: str | None = None  # a key of FIX_SAFETY; None: the rule makes no fix
     kinds: tuple[str, ...] = ()
     # The readers (``LaunchPlan.consumer`` values) whose behaviour the rule states; empty: any.
     consumers: tuple[str, ...] = ()
@@ -80,6 +85,15 @@ class Rule:
     def doc(self) -> str:
         """The rule's documentation page (its check function's docstring)."""
         return self.page if self.page is not None else defined(self.module, self.code).doc
+
+    @property
+    def fixable(self) -> bool:
+        return self.fix is not None
+
+    @property
+    def fix_applicabilities(self) -> tuple[str, ...]:
+        """The applicabilities (``diagnostics.SAFE``, ``UNSAFE``) the rule's fixes may have."""
+        return FIX_SAFETY[self.fix] if self.fix is not None else ()
 
     @property
     def summary(self) -> str:
@@ -98,12 +112,16 @@ def rule(
     name: str,
     severity: str = "error",
     target: str = "document",
-    fixable: bool = False,
+    fix: str | None = None,
     kinds: Iterable[str] = (),
     consumers: Iterable[str] = (),
     facts: Iterable[str] = (),
 ):
     """Declare a rule. Used as a decorator on the check function.
+
+    ``fix``: the fixes the rule's findings carry (their ``Fix`` and alternatives): ``"safe"``,
+    ``"unsafe"``, or ``"safe or unsafe"`` when the case decides; None when it makes none.
+    ``dslint rules`` shows it, and the fixture tests hold every rule to it.
 
     ``facts``: names from ``FACTS`` (``launch_target``, ``npu_target``, ``hardware``,
     ``framework_batch``, ``verl_config``, ``verl_ppo``, ``verl_sft``, ``trl_trainer``,
@@ -126,6 +144,8 @@ def rule(
     unknown = [c for c in consumers if c not in READERS]
     if unknown:
         raise ValueError(f"rule consumers {unknown} must be among {', '.join(READERS)}")
+    if fix is not None and fix not in FIX_SAFETY:
+        raise ValueError(f"rule fix {fix!r} must be one of {', '.join(map(repr, FIX_SAFETY))} (or None: no fix)")
     unknown = [f for f in facts if f not in FACTS]
     if unknown:
         raise ValueError(f"rule facts {unknown} must be among {', '.join(FACTS)}")
@@ -138,7 +158,7 @@ def rule(
             target=target,
             check=check,
             page=inspect.cleandoc(check.__doc__ or ""),
-            fixable=fixable,
+            fix=fix,
             kinds=tuple(kinds),
             consumers=tuple(consumers),
             module=getattr(check, "__module__", "") or "",
@@ -260,16 +280,16 @@ def _builtin_index() -> dict[str, list[Rule]]:
     except ImportError:
         return {}
     out: dict[str, list[Rule]] = {}
-    for code, name, severity, target, kinds, consumers, facts, fixable, module, summary in RULES:
+    for code, name, severity, target, kinds, consumers, facts, fix, module, summary in RULES:
         out.setdefault(module, []).append(Rule(code=code, name=name, severity=Severity.parse(severity), target=target,
-                                               check=_Deferred(module, code), page=None, fixable=fixable, kinds=kinds,
+                                               check=_Deferred(module, code), page=None, fix=fix, kinds=kinds,
                                                consumers=consumers, module=module, brief=summary, facts=facts))
     return out
 
 
 def index_rows(rules: list[Rule]) -> list[tuple]:
     """The rows of dslint/rule_index.py for these (imported) rules, in code order."""
-    return [(r.code, r.name, r.severity.label, r.target, r.kinds, r.consumers, r.facts, r.fixable, r.module, r.summary)
+    return [(r.code, r.name, r.severity.label, r.target, r.kinds, r.consumers, r.facts, r.fix, r.module, r.summary)
             for r in sorted(rules, key=lambda r: r.code)]
 
 

@@ -129,8 +129,11 @@ def test_rules_lists_every_builtin_rule(tmp_path):
     listed = [line.split()[0] for line in proc.stdout.splitlines() if line.strip()]
     for code in BUILTIN:
         assert code in listed
-    assert re.search(r"^DS101\s+batch-size-mismatch\s+error\s+fix\s+\S", proc.stdout, re.MULTILINE)
-    assert re.search(r"^DS001\s+syntax-error\s+error\s+The file", proc.stdout, re.MULTILINE)
+    assert re.match(r"code\s+name\s+severity\s+fix\s+summary$", proc.stdout.splitlines()[0])
+    assert re.search(r"^DS101\s+batch-size-mismatch\s+error\s+unsafe\s+\S", proc.stdout, re.MULTILINE)
+    assert re.search(r"^DS102\s+batch-value-type\s+error\s+safe\s+\S", proc.stdout, re.MULTILINE)
+    assert re.search(r"^DS201\s+unknown-key\s+error\s+safe/unsafe\s+\S", proc.stdout, re.MULTILINE)
+    assert re.search(r"^DS001\s+syntax-error\s+error\s+-\s+The file", proc.stdout, re.MULTILINE)
 
 
 def test_rules_json(tmp_path):
@@ -141,8 +144,9 @@ def test_rules_json(tmp_path):
     by_code = {row["code"]: row for row in rows}
     assert set(BUILTIN) <= set(by_code)
     for row in rows:
-        assert set(row) == {"code", "name", "severity", "fixable", "summary", "origin"}
-        assert isinstance(row["fixable"], bool)
+        assert set(row) == {"code", "name", "severity", "fixable", "fix", "summary", "origin"}
+        assert row["fix"] in ("safe", "unsafe", "safe or unsafe", None)
+        assert row["fixable"] is (row["fix"] is not None)
         assert row["severity"] in ("error", "warning", "info")
         assert row["summary"] and "\n" not in row["summary"]
     assert by_code["DS101"] == {
@@ -150,10 +154,12 @@ def test_rules_json(tmp_path):
         "name": "batch-size-mismatch",
         "severity": "error",
         "fixable": True,
+        "fix": "unsafe",
         "summary": "train_batch_size does not equal micro batch × gradient accumulation × world size.",
         "origin": "batch",
     }
-    assert by_code["DS001"]["fixable"] is False
+    assert by_code["DS001"]["fixable"] is False and by_code["DS001"]["fix"] is None
+    assert by_code["DS201"]["fix"] == "safe or unsafe"
 
 
 @pytest.mark.parametrize("which", ["DS101", "ds101", "batch-size-mismatch"])
@@ -162,7 +168,7 @@ def test_rule_page(tmp_path, which):
     assert proc.returncode == 0
     lines = proc.stdout.splitlines()
     assert lines[0] == "# DS101 batch-size-mismatch"
-    assert "Default severity: error. Fixable: yes." in proc.stdout
+    assert "Default severity: error. Fix: unsafe." in proc.stdout
     for heading in ("## What it checks", "## Why it matters", "## Example", "## Fix safety"):
         assert heading in proc.stdout
 

@@ -227,6 +227,8 @@ def test_show_settings_names_each_setting_and_its_origin(tmp_path):
 
 
 def test_rules_lines_fit_100_columns(tmp_path):
+    """`dslint rules`: one line per rule within 100 columns, with a fix column that says what its
+    fixes are (safe, unsafe, safe/unsafe, - for none); --format json carries it all."""
     proc = subprocess.run([sys.executable, "-m", "dslint", "rules"], cwd=tmp_path, capture_output=True, text=True, timeout=120)
     lines = proc.stdout.splitlines()
     assert proc.returncode == 0 and len(lines) > 100
@@ -234,6 +236,11 @@ def test_rules_lines_fit_100_columns(tmp_path):
     whole = json.loads(subprocess.run([sys.executable, "-m", "dslint", "rules", "--format", "json"], cwd=tmp_path, capture_output=True,
                                       text=True, timeout=120).stdout)
     assert any(len(rule["summary"]) > 60 for rule in whole)  # the whole summaries are there
+    column = lines[0].index(" fix ") + 1
+    shown = {line.split()[0]: line[column:].split()[0] for line in lines[1:]}
+    label = {"safe": "safe", "unsafe": "unsafe", "safe or unsafe": "safe/unsafe", None: "-"}
+    assert shown == {rule["code"]: label[rule["fix"]] for rule in whole}
+    assert set(shown.values()) == set(label.values())
 
 
 BINARY = b"\x00\x01\x02\xff" * 8

@@ -307,14 +307,14 @@ def _custom_rules():
     from dslint.diagnostics import Edit, Finding, Fix
     from dslint.rule import rule
 
-    @rule("ZZ901", "quote-stage", target="document", fixable=True, kinds=("deepspeed-json",))
+    @rule("ZZ901", "quote-stage", target="document", fix="safe", kinds=("deepspeed-json",))
     def quote_stage(document, context):
         """Test rule: wraps the whole stage value in a list (overlaps ZZ902)."""
         node = document.mapping.get("zero_optimization").get("stage")
         if not node.span.text.startswith("["):
             yield Finding(node.span, "wrap", fix=Fix.safe("wrap", Edit(node.span.source, node.span.start, node.span.end, f"[{node.span.text}]")))
 
-    @rule("ZZ902", "bump-stage", target="document", fixable=True, kinds=("deepspeed-json",))
+    @rule("ZZ902", "bump-stage", target="document", fix="safe", kinds=("deepspeed-json",))
     def bump_stage(document, context):
         """Test rule: rewrites the stage digit 2 as 3 (overlaps ZZ901)."""
         node = document.mapping.get("zero_optimization").get("stage")
@@ -323,7 +323,7 @@ def _custom_rules():
             start = node.span.start + at
             yield Finding(node.span, "bump", fix=Fix.safe("bump", Edit(node.span.source, start, start + 1, "3")))
 
-    @rule("ZZ903", "never-done", target="document", fixable=True, kinds=("deepspeed-json",))
+    @rule("ZZ903", "never-done", target="document", fix="safe", kinds=("deepspeed-json",))
     def never_done(document, context):
         """Test rule: its fix always changes the file, so fixing never converges."""
         end = document.mapping.span.end

@@ -36,8 +36,9 @@ def _cases():
             yield spec["rule"], case
 
 
-def _safe_fix(rule: str, case: dict, root: Path, extra: dict[str, str] | None = None) -> tuple[dict, dict]:
-    """(files before, files after --fix) for the fixture case written into ROOT, every rule on."""
+def _safe_fix(rule: str, case: dict, root: Path, extra: dict[str, str] | None = None) -> tuple[dict, dict, set]:
+    """(files before, files after --fix, the codes whose fixes were applied) for the fixture case
+    written into ROOT, every rule on."""
     import os
 
     from test_rules import _settings, _write
@@ -52,28 +53,48 @@ def _safe_fix(rule: str, case: dict, root: Path, extra: dict[str, str] | None = 
     cwd = os.getcwd()
     os.chdir(root)
     try:
-        fix_paths(lambda overrides: engine.lint_paths(["."], overrides), unsafe=False, write=True)
+        outcome = fix_paths(lambda overrides: engine.lint_paths(["."], overrides), unsafe=False, write=True)
     finally:
         os.chdir(cwd)
-    return before, {name: (root / name).read_text(encoding="utf-8") for name in written}
+    return before, {name: (root / name).read_text(encoding="utf-8") for name in written}, {code for _, code, _ in outcome.applied}
 
 
 @lru_cache(maxsize=1)
-def _fixed_fixtures(root: str) -> list[tuple[str, str, dict, dict]]:
-    """(rule, case name, before, after) for every fixture case whose safe fixes changed a file."""
-    out = []
+def _fixed_fixtures(root: str) -> tuple[list[tuple[str, str, dict, dict]], dict[str, str]]:
+    """(rule, case name, before, after) for every fixture case whose safe fixes changed a file;
+    and each code whose safe fix was applied -> the first such case."""
+    out, applied = [], {}
     for index, (rule, case) in enumerate(_cases()):
         where = Path(root) / str(index)
         where.mkdir()
-        before, after = _safe_fix(rule, case, where)
+        before, after, codes = _safe_fix(rule, case, where)
         if before != after:
             out.append((rule, case["name"], before, after))
-    return out
+        for code in codes:
+            applied.setdefault(code, f"{rule} {case['name']}")
+    return out, applied
 
 
 @pytest.fixture(scope="module")
-def fixed(tmp_path_factory):
+def fixed_and_applied(tmp_path_factory):
     return _fixed_fixtures(str(tmp_path_factory.mktemp("safe-fixes")))
+
+
+@pytest.fixture(scope="module")
+def fixed(fixed_and_applied):
+    return fixed_and_applied[0]
+
+
+def test_a_safe_fix_comes_from_a_rule_that_declares_safe_fixes(fixed_and_applied):
+    """`--fix` applies only the fixes of rules whose declaration (`fix="safe"` or `"safe or
+    unsafe"`, the fix column of `dslint rules`) says they make safe ones: with every rule on, on
+    every fixture."""
+    from dslint.rule import load_rules
+
+    declared = {r.code: r for r in load_rules()[0]}
+    applied = fixed_and_applied[1]
+    wrong = {code: where for code, where in applied.items() if "safe" not in declared[code].fix_applicabilities}
+    assert not wrong, f"safe fixes applied from rules declared without them: {wrong}"
 
 
 def _kind(name: str, text: str):
@@ -227,7 +248,7 @@ def test_a_safe_fix_writes_no_auto_where_a_plain_deepspeed_loop_reads_the_config
     a plain `deepspeed.initialize` loop reading each DeepSpeed config, no safe fix writes it."""
     configs = _deepspeed_configs(case)
     script = "".join(f"deepspeed --num_gpus 1 zz_loop.py --deepspeed --deepspeed_config {name}\n" for name in configs)
-    before, after = _safe_fix(rule, case, tmp_path, {"zz_plain.sh": script, "zz_loop.py": LOOP})
+    before, after, _ = _safe_fix(rule, case, tmp_path, {"zz_plain.sh": script, "zz_loop.py": LOOP})
     for name in configs:
         old = json.dumps(_json(name, before[name])).count('"auto"')
         new = json.dumps(_json(name, after[name])).count('"auto"') if _json(name, after[name]) is not None else old

@@ -37,7 +37,7 @@ def imported(cwd: Path, *paths: str) -> set[str]:
 
 
 def _describe(rule) -> tuple:
-    return (rule.code, rule.name, rule.severity, rule.target, rule.kinds, rule.consumers, rule.fixable, rule.module,
+    return (rule.code, rule.name, rule.severity, rule.target, rule.kinds, rule.consumers, rule.fix, rule.module,
             rule.summary, rule.origin, rule.doc)
 
 

@@ -93,7 +93,7 @@ def test_rules_lists_the_plugin(work, site):
     assert proc.stderr.splitlines() == [BROKEN_LINE]
     rows = {row["code"]: row for row in json.loads(run(work, "rules", "--format", "json", site=site).stdout)}
     assert rows["ACME001"] == {
-        "code": "ACME001", "name": "no-zero-stage-0", "severity": "warning", "fixable": False,
+        "code": "ACME001", "name": "no-zero-stage-0", "severity": "warning", "fixable": False, "fix": None,
         "summary": "Our cluster requires ZeRO.", "origin": "acme",
     }
     assert rows["DS101"]["origin"] == "batch"
@@ -232,3 +232,18 @@ def test_load_rules_in_process(site, monkeypatch):
     assert len(acme) == 1 and acme[0].origin == "acme" and acme[0].target == "deepspeed"
     assert [(e.entry_point, e.message.split(":")[0]) for e in errors] == [("broken", "dslint_acme_missing")]
     assert [r.code for r in rules] == sorted(r.code for r in rules)
+
+
+def test_a_rule_declares_its_fixes_as_safe_unsafe_or_both():
+    """`fix=` is what `dslint rules` shows in its fix column: one of three words, or nothing."""
+    from dslint.rule import rule
+
+    def check(target, context):
+        return ()
+
+    declared = {fix: rule("ACME009", "some-rule", fix=fix)(check) for fix in (None, "safe", "unsafe", "safe or unsafe")}
+    assert {fix: (r.fixable, r.fix_applicabilities) for fix, r in declared.items()} == {
+        None: (False, ()), "safe": (True, ("safe",)), "unsafe": (True, ("unsafe",)), "safe or unsafe": (True, ("safe", "unsafe"))}
+    for wrong in ("yes", "both", True):
+        with pytest.raises(ValueError, match="rule fix"):
+            rule("ACME009", "some-rule", fix=wrong)

@@ -7,6 +7,7 @@ its help) and, when the case names one, the file content after `--fix` (and `--u
 
 from __future__ import annotations
 
+from functools import lru_cache
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,7 @@ import yaml
 from dslint.config import Setting, Settings
 from dslint.run.engine import Engine
 from dslint.fix.apply import fix_paths
+from dslint.rule import load_rules
 from headlines import LINE_LIMIT, record
 
 CASES_DIR = Path(__file__).parent / "rules"
@@ -89,6 +91,11 @@ def test_rule_case(rule, case, tmp_path, monkeypatch, request):
             assert (diagnostic.fix.applicability if diagnostic.fix else None) == want["fix"]
         for fragment in _as_list(want.get("related", [])):
             assert any(fragment in r.message for r in diagnostic.related), diagnostic.related
+    for diagnostic in found:
+        made = {f.applicability for f in [diagnostic.fix, *diagnostic.alternatives] if f is not None}
+        declared = _declared(diagnostic.code)
+        assert made <= set(declared.fix_applicabilities), \
+            f"{declared.code} declares fix={declared.fix!r} but made a {'/'.join(sorted(made))} fix: {diagnostic.message}"
     for key, unsafe in (("fixed", False), ("fixed_unsafe", True)):
         if key not in case:
             continue
@@ -99,6 +106,11 @@ def test_rule_case(rule, case, tmp_path, monkeypatch, request):
             assert (tmp_path / name).read_text(encoding="utf-8") == text
         again = fix_paths(lambda overrides: engine.lint_paths(["."], overrides), unsafe=unsafe, write=True)
         assert not again.applied, "fixing must be idempotent"
+
+
+@lru_cache(maxsize=None)
+def _declared(code: str):
+    return next(r for r in load_rules()[0] if r.code == code)
 
 
 def _as_list(value):

@@ -17,7 +17,7 @@ RULES_WIDTH = 100  # a line of `dslint rules`; --format json has the whole summa
 
 
 def list_rules(fmt):
-    """List every rule: code, name, default severity, fixable, summary (cut to 100 columns)."""
+    """List every rule: code, name, default severity, fix (safe, unsafe, safe/unsafe or -), summary (cut to 100 columns)."""
     from dslint.rule import load_rules
 
     rules, errors = load_rules()
@@ -32,15 +32,22 @@ def list_rules(fmt):
         import json
 
         rows = [
-            {"code": r.code, "name": r.name, "severity": r.severity.label, "fixable": r.fixable, "summary": r.summary, "origin": r.origin}
+            {"code": r.code, "name": r.name, "severity": r.severity.label, "fixable": r.fixable, "fix": r.fix, "summary": r.summary,
+             "origin": r.origin}
             for r in rules
         ]
         echo(json.dumps(rows, indent=2))
         return
     width = max((len(r.name) for r in rules), default=10)
+    fix_width = len("safe/unsafe")
+    echo(_cut(f"{'code':<7} {'name':<{width}}  {'severity':<8}  {'fix':<{fix_width}}  summary"))
     for r in rules:
-        line = f"{r.code:<7} {r.name:<{width}}  {r.severity.label:<7}  {'fix' if r.fixable else '   '}  {r.summary}"
-        echo(line if len(line) <= RULES_WIDTH else line[: RULES_WIDTH - 1] + "…")
+        fix = "/".join(r.fix_applicabilities) or "-"
+        echo(_cut(f"{r.code:<7} {r.name:<{width}}  {r.severity.label:<8}  {fix:<{fix_width}}  {r.summary}"))
+
+
+def _cut(line: str) -> str:
+    return line if len(line) <= RULES_WIDTH else line[: RULES_WIDTH - 1] + "…"
 
 
 def rule_options(parser) -> None:
@@ -55,7 +62,7 @@ def show_rule(code_or_name):
     for r in rules:
         if code_or_name.upper() == r.code or code_or_name == r.name:
             echo(f"# {r.code} {r.name}\n")
-            echo(f"Default severity: {r.severity.label}. Fixable: {'yes' if r.fixable else 'no'}. Registered by: {r.origin}.\n")
+            echo(f"Default severity: {r.severity.label}. Fix: {r.fix or 'none'}. Registered by: {r.origin}.\n")
             echo(r.doc)
             return
     fail(f"no rule named {code_or_name!r} (see `dslint rules`)")

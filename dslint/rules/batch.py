@@ -43,7 +43,7 @@ def _meant(node: Node | None):
     return None
 
 
-@rule("DS101", "batch-size-mismatch", severity="error", target="deepspeed", fixable=True)
+@rule("DS101", "batch-size-mismatch", severity="error", target="deepspeed", fix="unsafe")
 def batch_size_mismatch(use, context):
     """train_batch_size does not equal micro batch × gradient accumulation × world size.
 
@@ -240,7 +240,7 @@ def _fixes(config: Mapping, nodes, product) -> dict:
 _INTEGER_TEXT = re.compile(r"^\s*[+-]?\d+(\.0*)?\s*$")
 
 
-@rule("DS102", "batch-value-type", severity="error", target="deepspeed", fixable=True)
+@rule("DS102", "batch-value-type", severity="error", target="deepspeed", fix="safe")
 @ds.judges_values
 def batch_value_type(use, context):
     """A batch value is a string, a fraction, a boolean or a container instead of a number.

@@ -76,7 +76,7 @@ def shell_construct_not_read(document, context):
         yield Finding(part.span, f"dslint could not read this command (bash accepts it): `{part.text}`")
 
 
-@rule("DS002", "duplicate-key", severity="error", kinds=(DEEPSPEED,), fixable=True)
+@rule("DS002", "duplicate-key", severity="error", kinds=(DEEPSPEED,), fix="unsafe")
 def duplicate_key(document, context):
     """A key appears twice in the same object of a DeepSpeed config.
 

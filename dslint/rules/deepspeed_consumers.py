@@ -14,7 +14,7 @@ from dslint.rules import _deepspeed as ds
 from dslint.source import Span
 
 
-@rule("DS250", "zero-section-required", severity="error", target="deepspeed", fixable=True, consumers=("hf", "accelerate", "swift", "llamafactory"))
+@rule("DS250", "zero-section-required", severity="error", target="deepspeed", fix="safe", consumers=("hf", "accelerate", "swift", "llamafactory"))
 def zero_section_required(use, context):
     """HF Trainer and accelerate refuse a DeepSpeed config without a `zero_optimization` section.
 

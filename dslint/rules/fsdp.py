@@ -171,7 +171,7 @@ def _suggestion(name: str, classes) -> str | None:
     return close[0] if close else None
 
 
-@rule("DS714", "fsdp-layer-class", severity="error", target="launch", fixable=True)
+@rule("DS714", "fsdp-layer-class", severity="error", target="launch", fix="safe or unsafe")
 def fsdp_layer_class(plan, context):
     """FSDP's `transformer_layer_cls_to_wrap` names a class the model does not have.
 
@@ -260,7 +260,7 @@ def _truthy(value) -> bool:
     return value is True or str(value).strip().lower() in ("true", "1", "yes")
 
 
-@rule("DS715", "fsdp-config-key", severity="warning", target="document", kinds=("accelerate-yaml",), fixable=True)
+@rule("DS715", "fsdp-config-key", severity="warning", target="document", kinds=("accelerate-yaml",), fix="safe or unsafe")
 def fsdp_config_key(document, context):
     """An accelerate `fsdp_config` key that the accelerate version in use renamed, ignores or rejects.
 

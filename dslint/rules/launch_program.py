@@ -30,7 +30,7 @@ def _runs_python(launch) -> bool:
     return not any(key in launch.launcher_options for key in ("no_python", "no-python"))
 
 
-@rule("DS319", "launch-program-not-a-script", severity="error", target="launch", fixable=True)
+@rule("DS319", "launch-program-not-a-script", severity="error", target="launch", fix="unsafe")
 def launch_program_not_a_script(plan, context):
     """The word where the launcher expects the training script is `python`, or a config file.
 

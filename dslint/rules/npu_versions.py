@@ -29,7 +29,7 @@ def _target_related(target) -> Related:
 # ---- FlashAttention-2 ---------------------------------------------------------------------------------
 
 
-@rule("DS517", "npu-flash-attention-2-version", severity="error", target="launch", fixable=True, facts=("npu_target",))
+@rule("DS517", "npu-flash-attention-2-version", severity="error", target="launch", fix="unsafe", facts=("npu_target",))
 def npu_flash_attention_2_version(plan, context, *, npu_target):
     """FlashAttention-2 on Ascend NPU with a transformers version that cannot load it there.
 

@@ -28,7 +28,7 @@ def _severity(plan) -> Severity | None:
     return None
 
 
-@rule("DS911", "openrlhf-train-batch", severity="error", target="launch", fixable=True, facts=("openrlhf_batch",))
+@rule("DS911", "openrlhf-train-batch", severity="error", target="launch", fix="unsafe", facts=("openrlhf_batch",))
 def openrlhf_train_batch(plan, context, *, openrlhf_batch):
     """OpenRLHF's global batch must be micro batch × gradient accumulation × the data-parallel processes.
 

@@ -46,7 +46,7 @@ def _conflict_message(plan) -> str | None:
     return None
 
 
-@rule("DS401", "precision-conflict", severity="error", target="launch", fixable=True)
+@rule("DS401", "precision-conflict", severity="error", target="launch", fix="unsafe")
 def precision_conflict(plan, context):
     """fp16 and bf16 are both switched on, by flags, ms-swift's derivation or accelerate.
 
@@ -171,7 +171,7 @@ def _ds_enabled_node(precision: Precision, which: str):
     return node
 
 
-@rule("DS402", "weights-dtype-mismatch", severity="warning", target="launch", fixable=True)
+@rule("DS402", "weights-dtype-mismatch", severity="warning", target="launch", fix="unsafe")
 def weights_dtype_mismatch(plan, context):
     """The weights are loaded in one half-precision type and trained in the other.
 
@@ -234,7 +234,7 @@ def weights_dtype_mismatch(plan, context):
 SWIFT_DTYPES = ("bfloat16", "float16", "float32")
 
 
-@rule("DS403", "swift-torch-dtype", severity="error", target="launch", fixable=True)
+@rule("DS403", "swift-torch-dtype", severity="error", target="launch", fix="safe")
 def swift_torch_dtype(plan, context):
     """ms-swift's `--torch_dtype`: a value it rejects, or float32 that turns fp16 on.
 
@@ -300,7 +300,7 @@ def swift_torch_dtype(plan, context):
         )
 
 
-@rule("DS404", "fp16-on-bf16-model", severity="warning", target="launch", fixable=True, facts=("hardware",))
+@rule("DS404", "fp16-on-bf16-model", severity="warning", target="launch", fix="unsafe", facts=("hardware",))
 def fp16_on_bf16_model(plan, context, *, hardware):
     """fp16 training of a model family that was pretrained in bf16.
 
@@ -448,7 +448,7 @@ def precision_unsupported_hardware(plan, context, *, hardware, npu_target):
         )
 
 
-@rule("DS406", "deepspeed-precision-section", severity="warning", target="launch", fixable=True,
+@rule("DS406", "deepspeed-precision-section", severity="warning", target="launch", fix="safe or unsafe",
       consumers=("hf", "accelerate", "swift", "llamafactory"))
 def deepspeed_precision_section(plan, context):
     """Mixed precision is requested but the DeepSpeed config does not carry it through.

@@ -53,7 +53,7 @@ def _whole_line(source, line: int) -> Edit:
     return Edit(source, start, end, "")
 
 
-@rule("DS601", "blank-line-after-continuation", severity="error", kinds=(SCRIPT,), fixable=True)
+@rule("DS601", "blank-line-after-continuation", severity="error", kinds=(SCRIPT,), fix="safe or unsafe")
 def blank_line_after_continuation(document, context):
     """A blank line follows a line that ends in `\\`: the command ends at the blank line.
 
@@ -133,7 +133,7 @@ def _trailing_backslash(source, line: int) -> Edit:
     return Edit(source, start, source.line_start(line) + len(content), "")
 
 
-@rule("DS602", "comment-in-continuation", severity="error", kinds=(SCRIPT,), fixable=True)
+@rule("DS602", "comment-in-continuation", severity="error", kinds=(SCRIPT,), fix="unsafe")
 def comment_in_continuation(document, context):
     """A comment line sits inside a command continued with `\\`: the command ends there.
 
@@ -170,7 +170,7 @@ def comment_in_continuation(document, context):
         )
 
 
-@rule("DS603", "space-after-backslash", severity="error", kinds=(SCRIPT,), fixable=True)
+@rule("DS603", "space-after-backslash", severity="error", kinds=(SCRIPT,), fix="unsafe")
 def space_after_backslash(document, context):
     """Spaces or tabs follow the `\\` meant to continue a line: it does not continue.
 
@@ -231,7 +231,7 @@ def crlf_line_endings(document, context):
         )
 
 
-@rule("DS605", "trailing-backslash-at-eof", severity="warning", kinds=(SCRIPT,), fixable=True)
+@rule("DS605", "trailing-backslash-at-eof", severity="warning", kinds=(SCRIPT,), fix="safe")
 def trailing_backslash_at_eof(document, context):
     """The last line of the script ends in `\\`.
 
@@ -296,7 +296,7 @@ def env_after_command(document, context):
         )
 
 
-@rule("DS607", "env-not-exported", severity="warning", kinds=(SCRIPT,), fixable=True)
+@rule("DS607", "env-not-exported", severity="warning", kinds=(SCRIPT,), fix="unsafe")
 def env_not_exported(document, context):
     """A launcher variable is set on its own line without `export`: the launcher never sees it.
 

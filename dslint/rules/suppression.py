@@ -10,7 +10,7 @@ from dslint.targets import UNKNOWN, UNUSED, FileSuppressions, SuppressionComment
 _YAML_KINDS = ("training-yaml", "accelerate-yaml")
 
 
-@rule("DS004", "unused-suppression", severity="warning", target="suppressions", fixable=True)
+@rule("DS004", "unused-suppression", severity="warning", target="suppressions", fix="safe")
 def unused_suppression(file: FileSuppressions, context):
     """A `# dslint: disable=...` comment (or a code in it) suppresses nothing.
 

@@ -163,7 +163,7 @@ def _sft_batch(plan, trainer: verl.SFT):
         )
 
 
-@rule("DS902", "verl-micro-batch", severity="error", target="launch", fixable=True, facts=("verl_ppo",))
+@rule("DS902", "verl-micro-batch", severity="error", target="launch", fix="unsafe", facts=("verl_ppo",))
 def verl_micro_batch(plan, context, *, verl_ppo):
     """verl's FSDP workers: each GPU's share of a PPO mini batch must be a whole number of micro batches.
 

@@ -38,7 +38,7 @@ def _field(key: str) -> str:
     return spec.get("x-dslint-alias-of", key)
 
 
-@rule("DS220", "zero3-option-below-stage3", severity="warning", target="deepspeed", fixable=True)
+@rule("DS220", "zero3-option-below-stage3", severity="warning", target="deepspeed", fix="unsafe")
 def zero3_option_below_stage3(use, context):
     """A ZeRO-3-only setting in a config whose ZeRO stage is below 3: DeepSpeed ignores it.
 
@@ -281,7 +281,7 @@ def zero3_value_defeats_purpose(use, context):
 _GATHER = ("stage3_gather_16bit_weights_on_model_save", "gather_16bit_weights_on_model_save", "stage3_gather_fp16_weights_on_model_save")
 
 
-@rule("DS223", "zero3-16bit-save-disabled", severity="warning", target="deepspeed", fixable=True, consumers=("hf", "accelerate", "swift", "llamafactory"))
+@rule("DS223", "zero3-16bit-save-disabled", severity="warning", target="deepspeed", fix="unsafe", consumers=("hf", "accelerate", "swift", "llamafactory"))
 def zero3_16bit_save_disabled(use, context):
     """ZeRO-3 under HF Trainer or accelerate without `stage3_gather_16bit_weights_on_model_save: true`: no model weights are saved.
 

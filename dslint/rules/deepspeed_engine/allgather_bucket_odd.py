@@ -9,7 +9,7 @@ from dslint.rules import _deepspeed as ds
 from dslint.rules.deepspeed_engine._common import bf16_zero1_optimizer, stage_related
 
 
-@rule("DS232", "allgather-bucket-odd", severity="error", target="deepspeed", fixable=True)
+@rule("DS232", "allgather-bucket-odd", severity="error", target="deepspeed", fix="unsafe")
 def allgather_bucket_odd(use, context):
     """An odd `allgather_bucket_size` with ZeRO stage 1 or 2: DeepSpeed asserts it is even.
 

@@ -10,7 +10,7 @@ from dslint.rules import _deepspeed_schema as dss
 from dslint.rules.deepspeed_engine._common import bf16_zero1_optimizer, related_to, stage_related
 
 
-@rule("DS234", "compute-grad-norm-off", severity="error", target="deepspeed", fixable=True)
+@rule("DS234", "compute-grad-norm-off", severity="error", target="deepspeed", fix="unsafe")
 def compute_grad_norm_off(use, context):
     """`compute_grad_norm: false` where DeepSpeed forbids it: ZeRO stage 0 or 3, gradient clipping, offload, ZenFlow.
 

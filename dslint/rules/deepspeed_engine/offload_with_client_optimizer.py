@@ -10,7 +10,7 @@ from dslint.rules import _deepspeed as ds
 from dslint.rules.deepspeed_engine._common import optimizer_type, truthy
 
 
-@rule("DS230", "offload-with-client-optimizer", severity="error", target="deepspeed", fixable=True)
+@rule("DS230", "offload-with-client-optimizer", severity="error", target="deepspeed", fix="unsafe")
 def offload_with_client_optimizer(use, context):
     """Optimizer offload with no DeepSpeed `optimizer` block: a torch optimizer from the code makes DeepSpeed refuse to start.
 

@@ -10,7 +10,7 @@ from dslint.rules import _deepspeed as ds
 from dslint.rules.deepspeed_engine._common import client_optimizer_severity, optimizer_type, related_to
 
 
-@rule("DS237", "optimizer-max-grad-norm", severity="error", target="deepspeed", fixable=True)
+@rule("DS237", "optimizer-max-grad-norm", severity="error", target="deepspeed", fix="safe or unsafe")
 def optimizer_max_grad_norm(use, context):
     """`optimizer.params.max_grad_norm`: DeepSpeed refuses it; clipping is the top-level `gradient_clipping`.
 

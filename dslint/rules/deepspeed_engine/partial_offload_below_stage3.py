@@ -10,7 +10,7 @@ from dslint.rules import _deepspeed as ds
 from dslint.rules.deepspeed_engine._common import stage_related
 
 
-@rule("DS236", "partial-offload-below-stage3", severity="error", target="deepspeed", fixable=True)
+@rule("DS236", "partial-offload-below-stage3", severity="error", target="deepspeed", fix="unsafe")
 def partial_offload_below_stage3(use, context):
     """`offload_optimizer.ratio` below 1 without ZeRO-3: DeepSpeed rejects partial offloading.
 

@@ -10,7 +10,7 @@ from dslint.rules import _deepspeed_schema as dss
 from dslint.rules.deepspeed_engine._common import stage_related, truthy
 
 
-@rule("DS233", "prescale-with-reduce-scatter", severity="error", target="deepspeed", fixable=True)
+@rule("DS233", "prescale-with-reduce-scatter", severity="error", target="deepspeed", fix="unsafe")
 def prescale_with_reduce_scatter(use, context):
     """`prescale_gradients` or `gradient_predivide_factor` with ZeRO-2/3 reduce-scatter, which DeepSpeed rejects.
 

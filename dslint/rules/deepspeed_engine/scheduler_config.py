@@ -15,7 +15,7 @@ from dslint.rules.deepspeed_engine._names import DEEPSPEED_SCHEDULERS, TORCH_SCH
 _WARMUP_VALIDATED = "0.19.3"  # lr_schedules.py:733-734, 874-875 (deepspeedai/DeepSpeed PR #8126)
 
 
-@rule("DS239", "scheduler-config", severity="error", target="deepspeed", fixable=True)
+@rule("DS239", "scheduler-config", severity="error", target="deepspeed", fix="safe or unsafe")
 def scheduler_config(use, context):
     """An LR scheduler DeepSpeed cannot build: unknown `type`, missing `params`, wrong or missing arguments, bad `warmup_num_steps`.
 
@@ -67,7 +67,8 @@ def scheduler_config(use, context):
 
     ## Fix safety
     Correcting the case of a scheduler name, and writing a whole-number `warmup_num_steps` such
-    as `100.0` as `100`, are safe.
+    as `100.0` as `100`, are safe. Writing 1 for a `warmup_num_steps` of 0 or below is unsafe: the
+    releases that raise on it leave which warmup was meant to you (older ones clamped it to 2).
     """
     severity = client_optimizer_severity(use)
     for finding in _scheduler_findings(use, context):

@@ -12,7 +12,7 @@ from dslint.rules.deepspeed_engine._common import client_optimizer_severity
 from dslint.rules.deepspeed_engine._names import DEEPSPEED_OPTIMIZERS, ONEBIT_OPTIMIZERS, ONEBIT_REMOVED, TORCH_OPTIMIZERS
 
 
-@rule("DS238", "unknown-optimizer", severity="error", target="deepspeed", fixable=True)
+@rule("DS238", "unknown-optimizer", severity="error", target="deepspeed", fix="safe")
 def unknown_optimizer(use, context):
     """`optimizer.type` names no optimizer DeepSpeed can build.
 

@@ -9,7 +9,7 @@ from dslint.rules import _deepspeed as ds
 from dslint.rules import _deepspeed_schema as dss
 
 
-@rule("DS205", "conflicting-keys", severity="error", target="deepspeed", fixable=True)
+@rule("DS205", "conflicting-keys", severity="error", target="deepspeed", fix="safe or unsafe")
 def conflicting_keys(use, context):
     """Two spellings of one setting are both given: an alias and its field, or a deprecated key and its replacement.
 

@@ -20,7 +20,7 @@ _ZERO_DEPRECATED = {
 }
 
 
-@rule("DS204", "deprecated-key", severity="warning", target="deepspeed", fixable=True)
+@rule("DS204", "deprecated-key", severity="warning", target="deepspeed", fix="safe or unsafe")
 def deprecated_key(use, context):
     """A deprecated spelling or format DeepSpeed still accepts, with a warning or none at all.
 

@@ -20,7 +20,7 @@ def _where(path: tuple) -> str:
     return f"in {ds.dotted(path)}" if path else "at the top level"
 
 
-@rule("DS202", "ignored-key", severity="warning", target="deepspeed", fixable=True)
+@rule("DS202", "ignored-key", severity="warning", target="deepspeed", fix="unsafe")
 def ignored_key(use, context):
     """A key DeepSpeed ignores silently: unknown at the top level or in a section read with `dict.get`.
 

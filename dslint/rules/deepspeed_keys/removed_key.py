@@ -10,7 +10,7 @@ from dslint.rules import _deepspeed as ds
 from dslint.rules import _deepspeed_schema as dss
 
 
-@rule("DS203", "removed-key", severity="error", target="deepspeed", fixable=True)
+@rule("DS203", "removed-key", severity="error", target="deepspeed", fix="safe or unsafe")
 def removed_key(use, context):
     """A key DeepSpeed has removed: any presence raises, even `{"enabled": false}`.
 

@@ -11,7 +11,7 @@ from dslint.rules import _deepspeed_schema as dss
 from dslint.rules.deepspeed_keys._common import canonical_key, close_keys, closest_key, did_you_mean
 
 
-@rule("DS201", "unknown-key", severity="error", target="deepspeed", fixable=True)
+@rule("DS201", "unknown-key", severity="error", target="deepspeed", fix="safe or unsafe")
 def unknown_key(use, context):
     """A key DeepSpeed does not know, inside a section that rejects unknown keys.
 
@@ -56,8 +56,10 @@ def unknown_key(use, context):
     ## Fix safety
     When one known field is clearly the closest to the unknown key (difflib similarity ≥ 0.75
     and 0.05 ahead of the next field, the aliases of one field counting once) and that field is
-    not already set, the fix renames the key: safe, because the config cannot load as written and the value is kept. Otherwise the
-    closest keys are only suggested.
+    not already set, the fix renames the key: safe where every release the launch may run raises,
+    because the config cannot load as written and the value is kept; unsafe where some of them
+    ignore the key (`fp16` and `bf16` before 0.17.1), as the setting starts to take effect there.
+    Otherwise the closest keys are only suggested.
     """
     versions = dss.Versions(use, context)
     for path, mapping, section, strict in dss.sections(use.config, versions):

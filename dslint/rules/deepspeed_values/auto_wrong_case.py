@@ -10,7 +10,7 @@ from dslint.rules import _deepspeed_schema as dss
 from dslint.rules.deepspeed_values._common import BATCH_KEYS
 
 
-@rule("DS211", "auto-wrong-case", severity="error", target="deepspeed", fixable=True)
+@rule("DS211", "auto-wrong-case", severity="error", target="deepspeed", fix="safe")
 def auto_wrong_case(use, context):
     """`"Auto"` or `"AUTO"`: only lowercase `"auto"` means anything, to anyone.
 

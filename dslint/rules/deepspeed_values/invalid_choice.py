@@ -21,7 +21,7 @@ _CHECKPOINT_CHOICES = {
 }
 
 
-@rule("DS212", "invalid-choice", severity="error", target="deepspeed", fixable=True)
+@rule("DS212", "invalid-choice", severity="error", target="deepspeed", fix="safe")
 @ds.judges_values
 def invalid_choice(use, context):
     """A value outside the set DeepSpeed accepts: stage, offload device, communication dtype, all-reduce op, ...

@@ -18,7 +18,7 @@ from dslint.rules.deepspeed_values._common import BATCH_KEYS, accepted_types, ho
 _NUMERIC_CRASH = {"gradient_clipping"}  # compared with a float at the first step (engine.py)
 
 
-@rule("DS214", "unchecked-value-type", severity="warning", target="deepspeed", fixable=True)
+@rule("DS214", "unchecked-value-type", severity="warning", target="deepspeed", fix="safe or unsafe")
 @ds.judges_values
 def unchecked_value_type(use, context):
     """A string or container where DeepSpeed reads a boolean or number without checking it.

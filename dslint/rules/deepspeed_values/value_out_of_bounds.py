@@ -16,7 +16,7 @@ from dslint.rules.deepspeed_values._common import accepted_types, violated_bound
 # ---- bounds ---------------------------------------------------------------------------------
 
 
-@rule("DS213", "value-out-of-bounds", severity="error", target="deepspeed", fixable=True)
+@rule("DS213", "value-out-of-bounds", severity="error", target="deepspeed", fix="unsafe")
 @ds.judges_values
 def value_out_of_bounds(use, context):
     """A number outside the range DeepSpeed's validation allows: `reduce_bucket_size: 0`, a negative size, `ratio: 1.5`, dynamic loss scaling with `min_loss_scale: 0`.

@@ -224,7 +224,7 @@ def _accepted_instead(item: Entry) -> bool:
     return item.key == "expert_parallel" and isinstance(node, Sequence) and not node.items
 
 
-@rule("DS210", "value-type", severity="error", target="deepspeed", fixable=True)
+@rule("DS210", "value-type", severity="error", target="deepspeed", fix="safe or unsafe")
 @ds.judges_values
 def value_type(use, context):
     """A value DeepSpeed's validation rejects: a fraction, `"5e8"`, a string where a boolean belongs, a section that is not an object.

@@ -24,7 +24,7 @@ ACCELERATE_CONFIG_DS_FIELDS = (
 )
 
 
-@rule("DS309", "accelerate-deepspeed-config", severity="error", target="document", kinds=("accelerate-yaml",))
+@rule("DS309", "accelerate-deepspeed-config", severity="error", target="document", kinds=("accelerate-yaml",), fix="safe")
 def accelerate_deepspeed_config(document, context):
     """An accelerate config sets DeepSpeed options that accelerate rejects or drops.
 
@@ -62,6 +62,11 @@ def accelerate_deepspeed_config(document, context):
     ```
     Use instead: keep `zero_stage` and precision in `ds_z3.json`, and only
     `deepspeed_config_file` (and `zero3_init_flag`) here.
+
+    ## Fix safety
+    Safe: only the boolean false gets a fix, `"no"`, the one precision value that means off (what
+    `accelerate config` writes). `true` names no precision, so it has none; nor do the conflicts
+    and dropped keys, whose settings must move to the DeepSpeed JSON by hand.
     """
     mapping = document.mapping
     if mapping is None:

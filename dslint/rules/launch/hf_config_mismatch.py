@@ -21,7 +21,7 @@ def _ds_value(config: Mapping, dotted: str):
     return node
 
 
-@rule("DS301", "hf-config-mismatch", severity="error", target="deepspeed", fixable=True, consumers=("hf", "swift", "llamafactory"))
+@rule("DS301", "hf-config-mismatch", severity="error", target="deepspeed", fix="safe or unsafe", consumers=("hf", "swift", "llamafactory"))
 def hf_config_mismatch(use, context):
     """An explicit DeepSpeed value differs from the training argument HF Trainer compares it with.
 

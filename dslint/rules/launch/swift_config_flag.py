@@ -6,7 +6,7 @@ from dslint.diagnostics import Finding, Fix
 from dslint.rule import rule
 
 
-@rule("DS311", "swift-config-flag", severity="error", target="launch", fixable=True, consumers=("swift", "megatron"))
+@rule("DS311", "swift-config-flag", severity="error", target="launch", fix="unsafe", consumers=("swift", "megatron"))
 def swift_config_flag(plan, context):
     """ms-swift is given `--config file.yaml`: it takes the config file as the first argument.
 

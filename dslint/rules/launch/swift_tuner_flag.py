@@ -6,7 +6,7 @@ from dslint.diagnostics import Finding, Fix, Severity
 from dslint.rule import rule
 
 
-@rule("DS312", "swift-tuner-flag", severity="warning", target="launch", fixable=True, consumers=("swift", "megatron"))
+@rule("DS312", "swift-tuner-flag", severity="warning", target="launch", fix="safe", consumers=("swift", "megatron"))
 def swift_tuner_flag(plan, context):
     """An ms-swift tuner flag from another ms-swift generation (`--sft_type`, `--train_type`, `--tuner_type`).
 
@@ -32,8 +32,9 @@ def swift_tuner_flag(plan, context):
     Use instead: `--tuner_type lora` (4.1+), `--train_type lora` (3.x).
 
     ## Fix safety
-    Safe when a pin or setting says which versions run and all of them call the flag the same
-    other name; no fix when only some versions lack the flag.
+    Safe: a fix only when a pin, setting or the program's imports say which versions run, none
+    of them reads the flag, and all of them call it the same other name (the value is kept).
+    No fix when only some versions lack the flag or nothing says which versions run.
     """
     from dslint.diagnostics import Edit
     from dslint.rules._training import swift_tuner_flag_findings
@@ -44,8 +45,10 @@ def swift_tuner_flag(plan, context):
         certain = verdict.everywhere and verdict.candidates.evidence is not None
         fix = None
         span = arg.name_span
-        if right and span is not None and verdict.everywhere:
+        # Only where a pin or setting says which versions run: a rename for versions nothing
+        # names would be a fix built on a guess.
+        if right and span is not None and certain:
             text = f"--{right}" if span.text.startswith("--") else right
-            fix = (Fix.safe if certain else Fix.unsafe)(f"Rename to {right}", Edit.replace(span, text))
+            fix = Fix.safe(f"Rename to {right}", Edit.replace(span, text))
         yield Finding(arg.name_span or arg.span or plan.span, message, fix=fix, note=note, help=calls,
                       severity=Severity.ERROR if certain else verdict.severity())

@@ -10,7 +10,7 @@ from dslint.rules._one_machine import one_machine
 from dslint.rules.layout._common import value_of
 
 
-@rule("DS316", "machines-on-one-node", severity="error", target="layout", fixable=True)
+@rule("DS316", "machines-on-one-node", severity="error", target="layout", fix="unsafe")
 def machines_on_one_node(layout: Layout, context):
     """accelerate is told there are several machines, but the launch runs on one.
 

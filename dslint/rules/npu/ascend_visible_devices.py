@@ -8,7 +8,7 @@ from dslint.launch.args import as_int
 from dslint.rules.npu._common import env_span, gpu_by_setting, value_span_of
 
 
-@rule("DS520", "ascend-visible-devices", severity="error", target="launch", fixable=True)
+@rule("DS520", "ascend-visible-devices", severity="error", target="launch", fix="unsafe")
 def ascend_visible_devices(plan, context):
     """`ASCEND_RT_VISIBLE_DEVICES` that the Ascend runtime cannot take as written.
 

@@ -7,7 +7,7 @@ from dslint.rule import rule
 from dslint.rules.npu._common import env_span, target_related, rename_fix
 
 
-@rule("DS502", "cuda-alloc-conf-on-npu", severity="warning", target="launch", fixable=True, facts=("npu_target",))
+@rule("DS502", "cuda-alloc-conf-on-npu", severity="warning", target="launch", fix="unsafe", facts=("npu_target",))
 def cuda_alloc_conf_on_npu(plan, context, *, npu_target):
     """`PYTORCH_CUDA_ALLOC_CONF` in an Ascend NPU launch: the NPU allocator reads `PYTORCH_NPU_ALLOC_CONF`.
 

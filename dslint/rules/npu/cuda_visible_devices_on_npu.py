@@ -7,7 +7,7 @@ from dslint.rule import rule
 from dslint.rules.npu._common import env_span, target_related, rename_fix
 
 
-@rule("DS501", "cuda-visible-devices-on-npu", severity="warning", target="launch", fixable=True, facts=("npu_target",))
+@rule("DS501", "cuda-visible-devices-on-npu", severity="warning", target="launch", fix="unsafe", facts=("npu_target",))
 def cuda_visible_devices_on_npu(plan, context, *, npu_target):
     """`CUDA_VISIBLE_DEVICES` in an Ascend NPU launch: torch_npu does not read it.
 

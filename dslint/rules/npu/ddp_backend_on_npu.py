@@ -8,7 +8,7 @@ from dslint.launch.args import remove_arg, written
 from dslint.rules.npu._common import npu_finding, target_related
 
 
-@rule("DS504", "ddp-backend-on-npu", severity="error", target="launch", fixable=True, facts=("launch_target",))
+@rule("DS504", "ddp-backend-on-npu", severity="error", target="launch", fix="safe or unsafe", facts=("launch_target",))
 def ddp_backend_on_npu(plan, context, *, launch_target):
     """`--ddp_backend` that the launched trainer cannot use on Ascend NPU.
 

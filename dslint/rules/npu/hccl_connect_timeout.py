@@ -8,7 +8,7 @@ from dslint.launch.args import as_int
 from dslint.rules.npu._common import env_span, gpu_by_setting, value_span_of
 
 
-@rule("DS521", "hccl-connect-timeout", severity="warning", target="launch", fixable=True)
+@rule("DS521", "hccl-connect-timeout", severity="warning", target="launch", fix="unsafe")
 def hccl_connect_timeout(plan, context):
     """`HCCL_CONNECT_TIMEOUT` outside the range CANN accepts.
 

@@ -11,7 +11,7 @@ from dslint.rules.npu._common import env_span, gpu_by_setting, target_related, r
 IGNORED_DEVICE_VARIABLES = ("NPU_VISIBLE_DEVICES", "ASCEND_VISIBLE_DEVICES")
 
 
-@rule("DS506", "ignored-npu-device-variable", severity="warning", target="launch", fixable=True, facts=("launch_target",))
+@rule("DS506", "ignored-npu-device-variable", severity="warning", target="launch", fix="unsafe", facts=("launch_target",))
 def ignored_npu_device_variable(plan, context, *, launch_target):
     """`NPU_VISIBLE_DEVICES` or `ASCEND_VISIBLE_DEVICES` in a launch: neither selects NPUs for it.
 

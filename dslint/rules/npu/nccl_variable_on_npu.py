@@ -21,7 +21,7 @@ NCCL_COUNTERPARTS = {
 }
 
 
-@rule("DS503", "nccl-variable-on-npu", severity="warning", target="launch", fixable=True, facts=("npu_target",))
+@rule("DS503", "nccl-variable-on-npu", severity="warning", target="launch", fix="unsafe", facts=("npu_target",))
 def nccl_variable_on_npu(plan, context, *, npu_target):
     """`NCCL_*` variables in an Ascend NPU launch: HCCL does not read them.
 

@@ -8,7 +8,7 @@ from dslint.launch.args import flag, integer, text, written
 from dslint.rules.npu._common import npu_finding, npu_fix, target_related
 
 
-@rule("DS512", "npu-bitsandbytes", severity="error", target="launch", fixable=True, facts=("npu_target",))
+@rule("DS512", "npu-bitsandbytes", severity="error", target="launch", fix="unsafe", facts=("npu_target",))
 def npu_bitsandbytes(plan, context, *, npu_target):
     """bitsandbytes quantization (QLoRA) on Ascend NPU.
 
@@ -35,8 +35,9 @@ def npu_bitsandbytes(plan, context, *, npu_target):
 
     ## Fix safety
     Unsafe for `double_quantization`: it sets it to false (or adds the key) as LLaMA-Factory's NPU
-    example does, a change of the quantization you chose (or got by default). No fix for
-    ms-swift: use bf16 LoRA instead.
+    example does, a change of the quantization you chose (or got by default). Unsafe for
+    `quantization_type: fp4`: it writes `nf4`, another 4-bit format. No fix for other bit widths,
+    nor for ms-swift: use bf16 LoRA instead.
     """
     target = npu_target
     if target is None:

@@ -18,7 +18,7 @@ def _flash_attention_2_loads(plan, context) -> bool:
     return judge("transformers", start, context, plan.program, FLASH_ATTENTION_2_ON_NPU)[1] is None
 
 
-@rule("DS511", "npu-flash-attention-version", severity="error", target="launch", fixable=True, facts=("npu_target",))
+@rule("DS511", "npu-flash-attention-version", severity="error", target="launch", fix="unsafe", facts=("npu_target",))
 def npu_flash_attention_version(plan, context, *, npu_target):
     """FlashAttention 3/4 on Ascend NPU: CUDA only.
 

@@ -8,7 +8,7 @@ from dslint.launch.args import flag, remove_arg, written
 from dslint.rules.npu._common import npu_fix, target_related
 
 
-@rule("DS510", "npu-liger-kernel", severity="error", target="launch", fixable=True, facts=("npu_target",))
+@rule("DS510", "npu-liger-kernel", severity="error", target="launch", fix="unsafe", facts=("npu_target",))
 def npu_liger_kernel(plan, context, *, npu_target):
     """Liger kernels on Ascend NPU.
 

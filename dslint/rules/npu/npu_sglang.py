@@ -7,7 +7,7 @@ from dslint.launch.args import text, written
 from dslint.rules.npu._common import npu_finding
 
 
-@rule("DS513", "npu-sglang", severity="error", target="launch", fixable=True, facts=("npu_target",))
+@rule("DS513", "npu-sglang", severity="error", target="launch", fix="unsafe", facts=("npu_target",))
 def npu_sglang(plan, context, *, npu_target):
     """SGLang as ms-swift's inference engine on Ascend NPU.
 

@@ -11,7 +11,7 @@ from dslint.launch.args import as_int
 from dslint.rules.parallelism._common import HF_LIKE
 
 
-@rule("DS415", "deepspeed-sequence-parallel", severity="error", target="deepspeed", fixable=True, consumers=("hf", "swift", "llamafactory"))
+@rule("DS415", "deepspeed-sequence-parallel", severity="error", target="deepspeed", fix="safe", consumers=("hf", "swift", "llamafactory"))
 def deepspeed_sequence_parallel(use, context):
     """DeepSpeed's `sequence_parallel_size` against the world size and HF's batch arithmetic.
 

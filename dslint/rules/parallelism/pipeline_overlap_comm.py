@@ -10,7 +10,7 @@ from dslint.rules import _deepspeed as ds
 from dslint.rules.parallelism._common import real_span, zero_stage_of, pipeline_evidence
 
 
-@rule("DS411", "pipeline-overlap-comm", severity="warning", target="launch", fixable=True)
+@rule("DS411", "pipeline-overlap-comm", severity="warning", target="launch", fix="unsafe")
 def pipeline_overlap_comm(plan, context):
     """`overlap_comm: true` with pipeline parallelism: DeepSpeed turns it off.
 

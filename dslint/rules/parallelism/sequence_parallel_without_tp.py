@@ -8,7 +8,7 @@ from dslint.launch.args import flag, remove_arg, written
 from dslint.rules.parallelism._common import Grid, megatron_flavor
 
 
-@rule("DS414", "sequence-parallel-without-tp", severity="info", target="launch", fixable=True)
+@rule("DS414", "sequence-parallel-without-tp", severity="info", target="launch", fix="unsafe")
 def sequence_parallel_without_tp(plan, context):
     """Megatron's `--sequence_parallel` without tensor parallelism is switched off silently.
 

@@ -9,7 +9,7 @@ from dslint.launch.args import as_int, written
 from dslint.rules.parallelism._common import real_span, zero_stage_of, pipeline_evidence
 
 
-@rule("DS410", "zero-with-pipeline", severity="error", target="launch", fixable=True)
+@rule("DS410", "zero-with-pipeline", severity="error", target="launch", fix="unsafe")
 def zero_with_pipeline(plan, context):
     """ZeRO stage 2 or 3 with DeepSpeed pipeline parallelism.
 

@@ -28,7 +28,7 @@ def _number(value, kind=float):
         return None
 
 
-@rule("DS323", "accelerate-training-mismatch", severity="error", target="launch", fixable=True, consumers=("hf",))
+@rule("DS323", "accelerate-training-mismatch", severity="error", target="launch", fix="unsafe", consumers=("hf",))
 def accelerate_training_mismatch(plan, context):
     """accelerate's DeepSpeed settings disagree with the training arguments the HF Trainer compares them with.
 

@@ -24,7 +24,7 @@ def _trainer_scheduler(plan, args):
     return None
 
 
-@rule("DS321", "trainer-scheduler-ignored", severity="warning", target="deepspeed", fixable=True, consumers=HF_READERS)
+@rule("DS321", "trainer-scheduler-ignored", severity="warning", target="deepspeed", fix="unsafe", consumers=HF_READERS)
 def trainer_scheduler_ignored(use, context):
     """A DeepSpeed `scheduler` block and a trainer scheduler (`lr_scheduler_type`) in one launch: the DeepSpeed one wins silently.
 

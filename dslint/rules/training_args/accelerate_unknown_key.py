@@ -8,7 +8,7 @@ from dslint.rule import rule
 from dslint.rules._training import ArgSpace, arg_space, generations, in_use
 
 
-@rule("DS721", "accelerate-unknown-key", severity="error", target="document", kinds=("accelerate-yaml",), fixable=True)
+@rule("DS721", "accelerate-unknown-key", severity="error", target="document", kinds=("accelerate-yaml",), fix="unsafe")
 def accelerate_unknown_key(document, context):
     """A top-level key of an accelerate config file that accelerate does not know.
 

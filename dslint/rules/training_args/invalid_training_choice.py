@@ -14,7 +14,7 @@ from dslint.rules.training_args._common import shown_value
 from dslint.rules.training_args._context import TrainingContext, training_context
 
 
-@rule("DS705", "invalid-training-choice", severity="error", target="launch", fixable=True, consumers=("hf", "swift", "llamafactory", "megatron"))
+@rule("DS705", "invalid-training-choice", severity="error", target="launch", fix="safe or unsafe", consumers=("hf", "swift", "llamafactory", "megatron"))
 def invalid_training_choice(plan, context):
     """A training argument's value is not one of the choices the consumer accepts.
 

@@ -8,7 +8,7 @@ from dslint.rule import rule
 from dslint.rules.training_args._context import training_context
 
 
-@rule("DS704", "list-as-comma-string", severity="warning", target="launch", fixable=True, consumers=("hf", "swift", "llamafactory", "megatron"))
+@rule("DS704", "list-as-comma-string", severity="warning", target="launch", fix="unsafe", consumers=("hf", "swift", "llamafactory", "megatron"))
 def list_as_comma_string(plan, context):
     """A list argument given as one comma-separated string where the parser wants several tokens.
 

@@ -38,7 +38,7 @@ def _cli_convert(prop: dict, token: str):
     return True, token
 
 
-@rule("DS702", "training-value-type", severity="error", target="launch", fixable=True, consumers=("hf", "swift", "llamafactory", "megatron"))
+@rule("DS702", "training-value-type", severity="error", target="launch", fix="safe", consumers=("hf", "swift", "llamafactory", "megatron"))
 def training_value_type(plan, context):
     """A training argument's value is not of the type the consumer reads it as (YAML 1.1 traps included).
 

@@ -10,7 +10,7 @@ from dslint.rules._training import PACKAGE_LABEL, arg_space
 from dslint.rules.training_args._context import TrainingContext, training_context
 
 
-@rule("DS701", "unknown-training-argument", severity="error", target="launch", fixable=True, consumers=("hf", "swift", "llamafactory", "megatron"))
+@rule("DS701", "unknown-training-argument", severity="error", target="launch", fix="safe or unsafe", consumers=("hf", "swift", "llamafactory", "megatron"))
 def unknown_training_argument(plan, context):
     """A training argument the consumer's parser does not have in the version in use.
 

@@ -18,7 +18,7 @@ _HEX = re.compile(r"^[-+]?0x[0-9a-fA-F_]+$")
 _SEXAGESIMAL = re.compile(r"^[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?$")
 
 
-@rule("DS703", "yaml11-scalar-trap", severity="error", target="launch", fixable=True, consumers=("hf", "swift", "llamafactory", "megatron"))
+@rule("DS703", "yaml11-scalar-trap", severity="error", target="launch", fix="safe or unsafe", consumers=("hf", "swift", "llamafactory", "megatron"))
 def yaml11_scalar_trap(plan, context):
     """A plain YAML scalar that YAML 1.1 reads as something else: `no` → false, `010` → 8.
 

@@ -67,7 +67,7 @@ def _deepspeed_before_fix(plan, context):
     return verdict if verdict.anywhere else None
 
 
-@rule("DS722", "zero3-non-reentrant-checkpointing", severity="error", target="launch", fixable=True, consumers=("hf", "swift", "llamafactory", "megatron"))
+@rule("DS722", "zero3-non-reentrant-checkpointing", severity="error", target="launch", fix="unsafe", consumers=("hf", "swift", "llamafactory", "megatron"))
 def zero3_non_reentrant_checkpointing(plan, context):
     """Non-reentrant gradient checkpointing with frozen weights under ZeRO-3 crashes in the first backward (DeepSpeed before 0.19.3).
 
