@@ -119,6 +119,8 @@ def documented(package: str, name: str) -> Lifetime | None:
 
 @dataclass(frozen=True)
 class Generation:
+    """A release range of a package and the schema that describes it."""
+
     package: str
     version: str
     schema_name: str

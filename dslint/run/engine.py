@@ -25,12 +25,16 @@ from dslint.targets import UNJUDGED, UNKNOWN, UNUSED, USED, DeepSpeedUse, FileSu
 
 @dataclass
 class InternalError:
+    """A rule or reader that failed, and where."""
+
     where: str
     message: str
 
 
 @dataclass
 class RunResult:
+    """What a run found, read and skipped."""
+
     diagnostics: list[Diagnostic] = field(default_factory=list)
     documents: list[Document] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)
