@@ -9,7 +9,7 @@ of every code in them (used, unused, unknown, or not judged because its rule did
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 
 from dslint.config import Scopes, Settings
@@ -20,31 +20,9 @@ from dslint.documents.model import DEEPSPEED, SCRIPT, TRAINING_JSON, TRAINING_YA
 from dslint.facts import values as fact_values
 from dslint.rule import Context, PluginError, Rule, load_rules
 from dslint.source import SourceFile, Span
+from dslint.run.result import InternalError, RunResult
 from dslint.run.suppressions import Suppressions, continued_lines
 from dslint.targets import UNJUDGED, UNKNOWN, UNUSED, USED, DeepSpeedUse, FileSuppressions, SuppressedCode
-
-@dataclass
-class InternalError:
-    """A rule or reader that failed, and where."""
-
-    where: str
-    message: str
-
-
-@dataclass
-class RunResult:
-    """What a run found, read and skipped."""
-
-    diagnostics: list[Diagnostic] = field(default_factory=list)
-    documents: list[Document] = field(default_factory=list)
-    skipped: list[tuple[str, str]] = field(default_factory=list)
-    internal_errors: list[InternalError] = field(default_factory=list)
-    plugin_errors: list[PluginError] = field(default_factory=list)
-    files: int = 0
-    rules: list[Rule] = field(default_factory=list)  # the rules that were run (selected), in code order
-    plans: list = field(default_factory=list)  # launch plans (dslint.launch.plan.LaunchPlan)
-    layouts: list = field(default_factory=list)  # multi-node layouts (dslint.launch.layout.Layout)
-
 
 # ---- rule selection ------------------------------------------------------------------
 
