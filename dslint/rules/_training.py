@@ -317,6 +317,7 @@ class InUse:
         return self.judge(sets, lambda space: space.lookup(name) is None, override)
 
 
+@lru_cache(maxsize=None)  # asked for every release of every name of every launch; the answer is the shipped data's
 def _history_fails(package: str, version: str, sets: tuple[str, ...], name: str) -> bool | None:
     """Whether release ``version`` lacks argument ``name``, by the names its wheel defines; None
     where the schemas decide.

@@ -320,7 +320,7 @@ class Engine:
                 # its findings stand on an assumption, like those of a reader guessed from flags.
                 assumed = program
         configured = self._configured_severity(found)
-        producer = _producer(target)
+        producer = None  # worked out at the first finding: most (rule, target) pairs find nothing
         out = []
         try:
             # the facts it declares, each computed once per target and run (dslint.facts); inside the
@@ -335,6 +335,8 @@ class Engine:
                     finding = _on_assumption(finding, found.severity)
                     if assumed.assumption:
                         notes.append(assumed.assumption)
+                if not out:
+                    producer = _producer(target)
                 # A `severity` setting wins; otherwise a finding may carry its own (e.g. an error
                 # when the consumer is known, a warning for a standalone file).
                 out.append(_diagnostic(found, configured or finding.severity or found.severity, finding, notes, producer))
