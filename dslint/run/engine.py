@@ -319,8 +319,7 @@ class Engine:
                 # A launch whose reader is unknown is no evidence for the reader the rule speaks of:
                 # its findings stand on an assumption, like those of a reader guessed from flags.
                 assumed = program
-        configured = self._configured_severity(found)
-        producer = None  # worked out at the first finding: most (rule, target) pairs find nothing
+        configured = producer = None  # worked out at the first finding: most (rule, target) pairs find nothing
         out = []
         try:
             # the facts it declares, each computed once per target and run (dslint.facts); inside the
@@ -336,7 +335,7 @@ class Engine:
                     if assumed.assumption:
                         notes.append(assumed.assumption)
                 if not out:
-                    producer = _producer(target)
+                    configured, producer = self._configured_severity(found), _producer(target)
                 # A `severity` setting wins; otherwise a finding may carry its own (e.g. an error
                 # when the consumer is known, a warning for a standalone file).
                 out.append(_diagnostic(found, configured or finding.severity or found.severity, finding, notes, producer))
