@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 from dslint.source import Span
@@ -50,26 +51,31 @@ _SET_ENV = re.compile(r"(?i)ascend.*set_env\.sh")
 _MINDSPEED = re.compile(r"(?i)mindspeed")
 _NAME_WORDS = re.compile(r"[A-Za-z0-9]+")
 
-# Hardware as comments name it: (pattern, hardware setting value). Only cards whose absence of a
-# feature matters to a rule are listed, plus the common Ampere+ and Ascend A2/A3 names so that a
-# comment naming several kinds of hardware is recognised as ambiguous.
-_HARDWARE_WORDS = (
-    (re.compile(r"\bV100\b", re.I), "v100"),
-    (re.compile(r"\bT4\b"), "t4"),
-    (re.compile(r"\bP100\b", re.I), "p100"),
-    (re.compile(r"\b910A\b|\b910\s*Pro\s*A\b", re.I), "ascend-910a"),
-    (re.compile(r"\b910B\d?\b|\bAtlas\s*(?:800T?|900)\s*A2\b|\bAtlas\s*A2\b", re.I), "ascend-910b"),
-    (re.compile(r"\b910C\b|\bAtlas\s*(?:800T?|900)?\s*A3\b|\bAscend\s*A3\b|\bA3\s*SuperPoD\b", re.I), "ascend-910c"),
-    (re.compile(r"\bA100\b", re.I), "a100"),
-    (re.compile(r"\bA800\b", re.I), "a800"),
-    (re.compile(r"\bH100\b", re.I), "h100"),
-    (re.compile(r"\bH800\b", re.I), "h800"),
-    (re.compile(r"\bH200\b", re.I), "h200"),
-    (re.compile(r"\bL40S\b", re.I), "l40s"),
-    (re.compile(r"\bA10G?\b"), "a10"),
-    (re.compile(r"\b(?:RTX\s*)?3090\b", re.I), "rtx3090"),
-    (re.compile(r"\b(?:RTX\s*)?4090\b", re.I), "rtx4090"),
-)
+
+@cache
+def _hardware_words() -> tuple:
+    """Hardware as comments name it: (pattern, hardware setting value). Only cards whose absence of
+    a feature matters to a rule are listed, plus the common Ampere+ and Ascend A2/A3 names so that
+    a comment naming several kinds of hardware is recognised as ambiguous. Compiled on first use:
+    only a launch script's comments are searched for them, and a run on configs reads none."""
+    return (
+        (re.compile(r"\bV100\b", re.I), "v100"),
+        (re.compile(r"\bT4\b"), "t4"),
+        (re.compile(r"\bP100\b", re.I), "p100"),
+        (re.compile(r"\b910A\b|\b910\s*Pro\s*A\b", re.I), "ascend-910a"),
+        (re.compile(r"\b910B\d?\b|\bAtlas\s*(?:800T?|900)\s*A2\b|\bAtlas\s*A2\b", re.I), "ascend-910b"),
+        (re.compile(r"\b910C\b|\bAtlas\s*(?:800T?|900)?\s*A3\b|\bAscend\s*A3\b|\bA3\s*SuperPoD\b", re.I), "ascend-910c"),
+        (re.compile(r"\bA100\b", re.I), "a100"),
+        (re.compile(r"\bA800\b", re.I), "a800"),
+        (re.compile(r"\bH100\b", re.I), "h100"),
+        (re.compile(r"\bH800\b", re.I), "h800"),
+        (re.compile(r"\bH200\b", re.I), "h200"),
+        (re.compile(r"\bL40S\b", re.I), "l40s"),
+        (re.compile(r"\bA10G?\b"), "a10"),
+        (re.compile(r"\b(?:RTX\s*)?3090\b", re.I), "rtx3090"),
+        (re.compile(r"\b(?:RTX\s*)?4090\b", re.I), "rtx4090"),
+    )
+
 
 # Hardware without bf16 units (research swift_npu_rules.md §2.2, deepspeed_rules.md §3 row 23).
 NO_BF16 = {
@@ -329,7 +335,7 @@ def hardware(target, settings) -> Hardware | None:
 def _comment_hardware(script) -> Hardware | None:
     named: dict[str, tuple[int, str, Span]] = {}
     for line_number, text, span in _comments(script.source):
-        for pattern, value in _HARDWARE_WORDS:
+        for pattern, value in _hardware_words():
             if pattern.search(text):
                 named.setdefault(value, (line_number, text, span))
     if len(named) != 1:
