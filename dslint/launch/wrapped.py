@@ -19,7 +19,6 @@ from __future__ import annotations
 import os
 import re
 
-from dslint.documents.shell.slurm import OPTIONS
 from dslint.launch.plan import LaunchPlan, Sourced
 from dslint.values import as_int
 
@@ -54,7 +53,8 @@ def wrapper_options(command, name: str) -> dict[str, tuple]:
     start = next((k for k, w in enumerate(words) if os.path.basename(w.value or "") in name.split("|")), None)
     if start is None:
         return {}
-    from dslint.documents.shell import split_word
+    from dslint.documents.shell import split_word  # here: a run on training configs reads no script
+    from dslint.documents.shell.slurm import OPTIONS
     from dslint.documents.shell.wrappers import SRUN_LONG_FLAGS, SRUN_SHORT_FLAGS
 
     out: dict[str, tuple] = {}
