@@ -48,6 +48,8 @@ class Edit:
 
 @dataclass(frozen=True)
 class Fix:
+    """Edits that resolve a finding, with their title."""
+
     title: str
     edits: tuple[Edit, ...]
     applicability: str = SAFE

@@ -42,7 +42,12 @@ def value(name: str, target: Any, context: Context) -> Any:
 
 def values(names: tuple[str, ...], target: Any, context: Context) -> dict[str, Any]:
     """The declared facts of a rule for one target: its check's keyword arguments."""
-    return {name: value(name, target, context) for name in names}
+    out = {}
+    memo = context.facts
+    for name in names:  # ``value`` inlined for the memo's hits: asked for every rule on every launch
+        hit = memo.get((name, id(target)))
+        out[name] = hit[1] if hit is not None and hit[0] is target else value(name, target, context)
+    return out
 
 
 def _plan(target):

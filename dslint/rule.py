@@ -64,6 +64,8 @@ _NAME = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
 
 @dataclass(frozen=True)
 class Rule:
+    """A rule: its code, name, severity, target and check."""
+
     code: str
     name: str
     severity: Severity
@@ -207,6 +209,8 @@ def _family(index: dict[str, list[Rule]], module_name: str) -> list[Rule]:
 
 @dataclass
 class PluginError:
+    """A plugin that could not be loaded."""
+
     entry_point: str
     message: str
 

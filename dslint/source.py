@@ -89,6 +89,8 @@ class TextOrigin:
 
 @dataclass
 class SourceFile:
+    """A file's text, with line positions."""
+
     path: str
     text: str
     bom: bool = False

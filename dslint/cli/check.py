@@ -52,14 +52,15 @@ def check(paths, fmt, output_file, statistics, select, extend_select, ignore, ex
           exclude, extend_exclude, force_exclude, respect_gitignore, stdin_filename, fix, unsafe_fixes, diff, fix_only, show_fixes, add_noqa,
           verbose, quiet, color, device_memory=None, no_cache=False, exit_non_zero_on_fix=False, cache_dir=None, show_settings=False):
     """Lint PATHS (files or directories; default: the current directory; '-' reads stdin)."""
-    from dslint.config import Setting
-    from dslint.diagnostics import Severity
     from dslint.rule import load_rules
 
     memory = memory_size(device_memory) if device_memory is not None else None
 
     def adjust(settings) -> None:
         """The command line, over every configuration file's settings."""
+        from dslint.config import Setting  # here: a run replayed from the cache reads no settings
+        from dslint.diagnostics import Severity
+
         if select:
             settings.select = split_values(select)
         if extend_select:
@@ -128,7 +129,7 @@ class _CachedRun:
 
     @classmethod
     def of(cls, run) -> "_CachedRun":
-        from dslint.run.engine import RunResult
+        from dslint.run.result import RunResult
 
         result = run.result
         lean = RunResult(diagnostics=result.diagnostics, skipped=result.skipped, plugin_errors=result.plugin_errors, files=result.files)

@@ -16,6 +16,8 @@ from dslint.source import SourceFile, Span
 
 @dataclass(eq=False)
 class Node:
+    """A value of a parsed JSON or YAML document, with where it stands."""
+
     span: Span
 
     def to_python(self) -> Any:
@@ -24,6 +26,8 @@ class Node:
 
 @dataclass(eq=False)
 class Scalar(Node):
+    """A string, number, boolean or null."""
+
     value: Any
     # How the value was written: "quoted", "plain" (JSON literal or YAML plain scalar),
     # or "quoteless" (an hjson string without quotes: DeepSpeed reads `True` as "True").
@@ -36,6 +40,8 @@ class Scalar(Node):
 
 @dataclass(eq=False)
 class Entry:
+    """One key of a mapping, with its value."""
+
     key: str
     key_span: Span
     value: Node
@@ -49,6 +55,8 @@ class Entry:
 
 @dataclass(eq=False)
 class Mapping(Node):
+    """A JSON object or YAML mapping."""
+
     entries: list[Entry] = field(default_factory=list)
     # key -> its last entry, built on the first lookup (rules look keys up tens of thousands of
     # times per run); entries are never changed after parsing.
@@ -83,6 +91,8 @@ class Mapping(Node):
 
 @dataclass(eq=False)
 class Sequence(Node):
+    """A JSON array or YAML sequence."""
+
     items: list[Node] = field(default_factory=list)
 
     def to_python(self) -> list:
@@ -108,6 +118,8 @@ SCRIPT = "launch-script"
 
 @dataclass(eq=False)
 class Document:
+    """A parsed file: its source, its kind and its tree."""
+
     source: SourceFile
     kind: str
     root: Node | None

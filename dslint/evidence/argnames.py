@@ -30,6 +30,8 @@ def decode(data: dict) -> dict[str, frozenset[str]]:
 
 @dataclass(frozen=True)
 class History:
+    """The argument names of a package's releases."""
+
     package: str
     by_minor: bool  # one release read per minor version describes all its patch releases
     releases: dict[str, frozenset[str]]

@@ -407,6 +407,12 @@ class Candidates:
         accept and older ones do not. When nothing bounds the version and the newest known
         release accepts it, it was written for a current release: nothing is reported.
         """
+        if spelling and self.unbounded:
+            # Asked first, since its answer alone may decide (below); ``fails`` only answers, so
+            # the other releases need not be asked: most names a launch passes are current.
+            outcome = fails(self.newest)
+            if not outcome and outcome is not None:
+                return Verdict(self, (), ())
         failing, unsure = [], []
         for version in self.versions:
             outcome = fails(version)

@@ -53,6 +53,8 @@ _CHECKPOINT_FOLDER = re.compile(r"^(?:checkpoint-\d+|global_step\d+)$", re.MULTI
 
 @dataclass(frozen=True)
 class Candidate:
+    """A file to lint, as discovery found it."""
+
     path: Path  # as found on disk
     display: str  # as reported
     explicit: bool  # named on the command line (not found by walking)

@@ -31,6 +31,8 @@ _NEVER = re.compile(r"(?!)")
 
 @dataclass(frozen=True)
 class Pattern:
+    """One line of an ignore file."""
+
     text: str  # the line as written (trailing spaces trimmed)
     source: str  # the file it came from, as shown to users
     line: int
@@ -249,6 +251,8 @@ def decide(sources: tuple[IgnoreFile, ...], path: str, is_dir: bool) -> Pattern 
 
 @dataclass(frozen=True)
 class Repository:
+    """A git work tree."""
+
     root: Path  # the work tree's top folder
     git_dir: Path  # its common git directory (a linked worktree's .git file points into it)
 

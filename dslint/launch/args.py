@@ -10,12 +10,14 @@ from __future__ import annotations
 from dslint.values import as_int
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dslint.diagnostics import Related
-from dslint.launch.plan import Arg
 from dslint.source import Span
 from dslint.values import bool_word
+
+if TYPE_CHECKING:  # annotations only: a run on configs alone reads no launch plan
+    from dslint.launch.plan import Arg
 
 TRAINING_ENTRIES = ("swift sft", "swift pt", "swift rlhf", "megatron sft", "megatron pt", "megatron rlhf", "llamafactory train")
 

@@ -64,6 +64,8 @@ class Option:
 
 @dataclass(eq=False, repr=False)
 class LaunchCommand:
+    """A launcher command of a script, with its options and program."""
+
     command: Command
     launcher: str  # one of LAUNCHERS
     subcommand: str | None = None  # "sft", "train", "launch" ...

@@ -510,6 +510,8 @@ CLASS_DEFAULT = object()
 
 @dataclass(frozen=True)
 class ProgramValue:
+    """A value a program sets, with the evidence."""
+
     value: object
     evidence: Evidence
 

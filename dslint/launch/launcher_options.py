@@ -9,6 +9,8 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Spec:
+    """The options a launcher accepts."""
+
     values: frozenset  # canonical keys that take a value
     flags: frozenset  # canonical keys that take none
     aliases: dict  # other long spellings (underscored) -> canonical key

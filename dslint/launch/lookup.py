@@ -55,18 +55,26 @@ class Files:
                 self.by_path[real] = doc
         self.loaded: list[Document] = []  # documents read because something links to them
         self.roots: dict[Path, Path | None] = {}  # folder → its repository root (root)
+        self._found_roots: dict[Path, Path] = {}  # folder → _repository_root(folder)
 
     def display(self, path: Path) -> str:
         return display(path, self.cwd)
 
     def candidates(self, raw: str, base: Path) -> list[Path]:
-        return candidate_paths(raw, base, self.cwd)
+        return candidate_paths(raw, base, self.cwd, self._root_of(base))
 
     def root(self, base: Path) -> Path | None:
-        if base not in self.roots:  # asked several times for every launch of a folder
-            root = _repository_root(base)
+        if base not in self.roots:
+            root = self._root_of(base)
             self.roots[base] = None if root == Path(root.anchor or "/") else root
         return self.roots[base]
+
+    def _root_of(self, base: Path) -> Path:
+        """Asked for every file every launch of a folder names: the folders above are looked at once a run."""
+        found = self._found_roots.get(base)
+        if found is None:
+            found = self._found_roots[base] = _repository_root(base)
+        return found
 
     def repository(self, base: Path) -> Path:
         """The repository a launch's script is in: its root, else the folder dslint runs in when the

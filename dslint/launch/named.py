@@ -11,13 +11,14 @@ from dslint.documents.model import ACCELERATE, Document, Mapping, Scalar
 from dslint.source import Span
 
 
-def candidate_paths(raw: str, base: Path, cwd: Path) -> list[Path]:
+def candidate_paths(raw: str, base: Path, cwd: Path, root: Path | None = None) -> list[Path]:
     """Where a relative path written in a file may point: from the file's folder, each folder above
-    it up to the repository root, and the working directory (the launch's folder is not known)."""
+    it up to the repository root, and the working directory (the launch's folder is not known).
+    ``root``: ``repository_root(base)``, when the caller has it already."""
     if os.path.isabs(raw):
         return [Path(raw)]
     out = [base / raw]
-    root = repository_root(base)
+    root = repository_root(base) if root is None else root
     directory = base
     while directory != directory.parent and directory != root:
         directory = directory.parent

@@ -83,6 +83,8 @@ class Reference:
 
 @dataclass(eq=False)
 class LaunchPlan:
+    """One launch: its launcher, program, arguments and the configs it reads."""
+
     origin: Document  # the script or YAML that describes the launch
     span: Span  # the launch command, or the YAML's first line
     launcher: str  # deepspeed | torchrun | accelerate | swift | megatron | llamafactory | python | yaml

@@ -85,6 +85,8 @@ class KeywordCall:
 
 @dataclass
 class ClassDef:
+    """A class of a Python program, as far as its arguments go."""
+
     name: str
     qualified_bases: tuple[str, ...]
     fields: list[ArgDef]

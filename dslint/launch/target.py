@@ -94,6 +94,8 @@ class Target:
 
 @dataclass(frozen=True)
 class Hardware:
+    """The kind of accelerator a launch runs on, with where that is said."""
+
     name: str  # a value of dslint.config.HARDWARE
     origin: str
     span: Span | None = None

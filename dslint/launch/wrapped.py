@@ -19,7 +19,6 @@ from __future__ import annotations
 import os
 import re
 
-from dslint.documents.shell.slurm import OPTIONS, first_directive
 from dslint.launch.plan import LaunchPlan, Sourced
 from dslint.values import as_int
 
@@ -54,7 +53,8 @@ def wrapper_options(command, name: str) -> dict[str, tuple]:
     start = next((k for k, w in enumerate(words) if os.path.basename(w.value or "") in name.split("|")), None)
     if start is None:
         return {}
-    from dslint.documents.shell import split_word
+    from dslint.documents.shell import split_word  # here: a run on training configs reads no script
+    from dslint.documents.shell.slurm import OPTIONS
     from dslint.documents.shell.wrappers import SRUN_LONG_FLAGS, SRUN_SHORT_FLAGS
 
     out: dict[str, tuple] = {}
@@ -157,6 +157,8 @@ def scheduled(plan: LaunchPlan) -> str | None:
         if name in TASK_STARTERS:
             return f"{name} starts it ({_where(word.span)})"
     source = getattr(plan.origin, "source", None)
+    from dslint.documents.shell.slurm import first_directive  # a training-YAML run reads no shell
+
     line = first_directive(source) if source is not None and getattr(plan.origin, "script", None) is not None else None
     if line is not None:
         return f"it runs inside an sbatch job (#SBATCH at {plan.origin.path}:{line})"

@@ -9,6 +9,8 @@ from dslint.diagnostics import Diagnostic, Severity
 
 @dataclass
 class ReportOptions:
+    """How a report is written."""
+
     color: bool = False
     show_source: bool = True
     fixed: int = 0  # how many fixes --fix applied

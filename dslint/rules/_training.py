@@ -119,6 +119,8 @@ def documented(package: str, name: str) -> Lifetime | None:
 
 @dataclass(frozen=True)
 class Generation:
+    """A release range of a package and the schema that describes it."""
+
     package: str
     version: str
     schema_name: str
@@ -315,6 +317,7 @@ class InUse:
         return self.judge(sets, lambda space: space.lookup(name) is None, override)
 
 
+@lru_cache(maxsize=None)  # asked for every release of every name of every launch; the answer is the shipped data's
 def _history_fails(package: str, version: str, sets: tuple[str, ...], name: str) -> bool | None:
     """Whether release ``version`` lacks argument ``name``, by the names its wheel defines; None
     where the schemas decide.

@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 
 from dslint.diagnostics import Edit, Finding, Fix, Related, Severity
-from dslint.documents.shell.launchers import PYTHON_RE
 from dslint.rule import rule
 
 _CONFIG_SUFFIXES = (".yaml", ".yml", ".json")
@@ -74,6 +73,8 @@ def launch_program_not_a_script(plan, context):
         return
     name = os.path.basename(word.value)
     runs = f"{plan.launcher} runs `python -u {word.value} ...`"
+    from dslint.documents.shell.launchers import PYTHON_RE  # here: only a launch command of a script gets this far
+
     if PYTHON_RE.match(name) and plan.launcher != "python":
         fix = None
         args = launch.command.args

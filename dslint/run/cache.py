@@ -17,8 +17,6 @@ read or written is simply not used: it never changes what dslint reports. ``--no
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import stat as stat_module
 from functools import lru_cache
@@ -39,6 +37,8 @@ def cache_root(cwd: Path | None = None, configured: str | None = None) -> Path |
 
 
 def content_hash(data: bytes) -> str:
+    import hashlib  # here: a run that hashes nothing (--no-cache, the one-file pre-commit run) need not load OpenSSL (2.5 ms)
+
     return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
@@ -97,6 +97,8 @@ class NameIndex:
         self.changed = False
         self._answered: dict[str, frozenset[str]] = {}
         if self.path is not None:
+            import json
+
             try:
                 loaded = json.loads(self.path.read_text(encoding="utf-8"))
                 if isinstance(loaded, dict):
@@ -127,6 +129,8 @@ class NameIndex:
             data = Path(key).read_bytes()
         except OSError:
             return frozenset()
+        if self.path is None:  # no cache: nothing is kept, so nothing needs its hash
+            return frozenset(mentioned_names(data.decode("utf-8", "replace")))
         digest = content_hash(data)
         if known is not None and known[2] == digest:
             names = known[3]
@@ -141,6 +145,8 @@ class NameIndex:
             return
         # forget files that are gone, so the index does not grow without bound
         self.entries = {key: value for key, value in self.entries.items() if os.path.exists(key)}
+        import json
+
         write_atomically(self.path, json.dumps(self.entries, separators=(",", ":")).encode("utf-8"))
         self.changed = False
 

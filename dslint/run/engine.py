@@ -9,7 +9,7 @@ of every code in them (used, unused, unknown, or not judged because its rule did
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 
 from dslint.config import Scopes, Settings
@@ -20,27 +20,9 @@ from dslint.documents.model import DEEPSPEED, SCRIPT, TRAINING_JSON, TRAINING_YA
 from dslint.facts import values as fact_values
 from dslint.rule import Context, PluginError, Rule, load_rules
 from dslint.source import SourceFile, Span
+from dslint.run.result import InternalError, RunResult
 from dslint.run.suppressions import Suppressions, continued_lines
 from dslint.targets import UNJUDGED, UNKNOWN, UNUSED, USED, DeepSpeedUse, FileSuppressions, SuppressedCode
-
-@dataclass
-class InternalError:
-    where: str
-    message: str
-
-
-@dataclass
-class RunResult:
-    diagnostics: list[Diagnostic] = field(default_factory=list)
-    documents: list[Document] = field(default_factory=list)
-    skipped: list[tuple[str, str]] = field(default_factory=list)
-    internal_errors: list[InternalError] = field(default_factory=list)
-    plugin_errors: list[PluginError] = field(default_factory=list)
-    files: int = 0
-    rules: list[Rule] = field(default_factory=list)  # the rules that were run (selected), in code order
-    plans: list = field(default_factory=list)  # launch plans (dslint.launch.plan.LaunchPlan)
-    layouts: list = field(default_factory=list)  # multi-node layouts (dslint.launch.layout.Layout)
-
 
 # ---- rule selection ------------------------------------------------------------------
 
@@ -339,8 +321,7 @@ class Engine:
                 # A launch whose reader is unknown is no evidence for the reader the rule speaks of:
                 # its findings stand on an assumption, like those of a reader guessed from flags.
                 assumed = program
-        configured = self._configured_severity(found)
-        producer = _producer(target)
+        configured = producer = None  # worked out at the first finding: most (rule, target) pairs find nothing
         out = []
         try:
             # the facts it declares, each computed once per target and run (dslint.facts); inside the
@@ -355,6 +336,8 @@ class Engine:
                     finding = _on_assumption(finding, found.severity)
                     if assumed.assumption:
                         notes.append(assumed.assumption)
+                if not out:
+                    configured, producer = self._configured_severity(found), _producer(target)
                 # A `severity` setting wins; otherwise a finding may carry its own (e.g. an error
                 # when the consumer is known, a warning for a standalone file).
                 out.append(_diagnostic(found, configured or finding.severity or found.severity, finding, notes, producer))

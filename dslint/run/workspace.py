@@ -20,6 +20,8 @@ from dslint.rule import PluginError, Rule
 
 @dataclass
 class WorkspaceRun:
+    """A run over paths: the merged result and each settings group's."""
+
     result: RunResult  # every group's, merged
     groups: list[tuple[Settings, RunResult]] = field(default_factory=list)
 

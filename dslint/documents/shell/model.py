@@ -227,6 +227,8 @@ class Redirect:
 
 @dataclass(eq=False, repr=False)
 class FunctionDef:
+    """A shell function a script defines."""
+
     name: str
     span: Span
     assigns: frozenset = frozenset()  # global variables the body sets
@@ -269,6 +271,8 @@ class Switch:
 
 @dataclass(eq=False)
 class Script:
+    """What a shell script does, as far as the launches go."""
+
     source: SourceFile
     commands: list[Command] = field(default_factory=list)
     assignments: list[Assignment] = field(default_factory=list)

@@ -29,6 +29,8 @@ _COUNT = re.compile(r"(?:[A-Za-z0-9_.-]+:)?(\d+)\Z")  # 8, or type:8 (--gpus-per
 
 @dataclass(frozen=True)
 class Directive:
+    """One ``#SBATCH`` option that sizes the job."""
+
     key: str  # nodes | ntasks | ntasks_per_node | gpus_per_node | gres | gpus
     text: str  # the option as written, e.g. "--gres=gpu:8"
     value: str

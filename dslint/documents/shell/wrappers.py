@@ -28,6 +28,8 @@ class EnvWord(NamedTuple):
 
 @dataclass
 class Peeled:
+    """A wrapper command (env, nohup, ...) taken off a command's words."""
+
     end: int  # index of the first word after the wrapper and its options
     env: list[EnvWord] = field(default_factory=list)
     unset: list[str] = field(default_factory=list)
@@ -281,6 +283,8 @@ WRAPPERS: dict[str, Peel] = {
 
 @dataclass
 class Unwrapped:
+    """A command with its wrappers taken off."""
+
     index: int  # where the wrapped program's name is
     wrappers: list[Word] = field(default_factory=list)
     env: list[EnvWord] = field(default_factory=list)

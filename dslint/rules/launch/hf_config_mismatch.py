@@ -5,7 +5,6 @@ from __future__ import annotations
 from dslint.diagnostics import Finding, Fix, Related
 from dslint.documents.edits import replace_value
 from dslint.documents.model import Mapping, Scalar
-from dslint.launch.plan import HF_LIKE
 from dslint.rule import rule
 from dslint.rules import _deepspeed as ds
 from dslint.rules._trainer_args import TrainingArgs, parsed
@@ -88,7 +87,11 @@ def hf_config_mismatch(use, context):
     which cannot take `"auto"`: the help says to make the two values agree.
     """
     plan = use.launch
-    if plan is None or use.consumer not in HF_LIKE:
+    if plan is None:
+        return
+    from dslint.launch.plan import HF_LIKE  # here: a config no launch reaches needs no launch module
+
+    if use.consumer not in HF_LIKE:
         return
     args = TrainingArgs(plan)
     auto_find = parsed("auto_find_batch_size", plan.arg("auto_find_batch_size").value) if plan.arg("auto_find_batch_size") else False
