@@ -31,9 +31,12 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from dslint.documents.shell import Command, Script, Word
 from dslint.launch.pyprogram import Evidence
+
+if TYPE_CHECKING:  # a run on training configs reads no shell, and imports no shell reader
+    from dslint.documents.shell import Command, Script, Word
 
 # Commands that read (or remove) the paths they name, and write none: naming a file does not make it.
 _READERS = frozenset({

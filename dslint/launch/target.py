@@ -43,7 +43,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from dslint.documents.shell.branches import always_with, covering_block, paths, statement_at
 from dslint.source import Span
 
 NPU = "npu"
@@ -167,10 +166,10 @@ def reaches(target, plan, edit) -> bool:
     script = _script(plan)
     if target.evidence is None or script is None or edit.source is not script.source:
         return True
-    statement = statement_at(script, edit.start)
+    statement = _branches().statement_at(script, edit.start)
     if statement is None:
         return False
-    return always_with(script, statement, list(target.evidence))
+    return _branches().always_with(script, statement, list(target.evidence))
 
 
 def fix_on_target(target, plan, fix):
@@ -178,6 +177,13 @@ def fix_on_target(target, plan, fix):
     if fix is None or not all(reaches(target, plan, edit) for edit in fix.edits):
         return None
     return fix
+
+
+def _branches():
+    """The shell model's branches, imported when a script's launch is judged: a run on configs reads no shell."""
+    from dslint.documents.shell import branches
+
+    return branches
 
 
 def is_npu_variable(name: str) -> bool:
@@ -194,12 +200,12 @@ def _decide(plan, found: list[_Evidence]) -> Target | None:
     if script is None or launch is None:
         first = found[0]
         return Target(NPU, first.reason, first.span, evidence=None if script is None else first.paths)
-    launch_paths = paths(script, launch)
+    launch_paths = _branches().paths(script, launch)
     every = [p for item in found for p in item.paths]
-    if any(covering_block(script, path, every) is None for path in launch_paths):
+    if any(_branches().covering_block(script, path, every) is None for path in launch_paths):
         return None  # some run reaches the launch without any of it: a script for both
     for item in found:
-        if all(covering_block(script, path, list(item.paths)) is not None for path in launch_paths):
+        if all(_branches().covering_block(script, path, list(item.paths)) is not None for path in launch_paths):
             return Target(NPU, item.reason, item.span, evidence=tuple(item.paths))
     # only several together cover it: Ascend in each branch of a switch, each its own way
     first = found[0]
@@ -223,8 +229,8 @@ def _statement_paths(plan, span: Span | None) -> tuple:
     script = _script(plan)
     if script is None or span is None or span.source is not script.source:
         return ((),)
-    statement = next((a for a in script.assignments if a.span.start == span.start), None) or statement_at(script, span.start)
-    return tuple(paths(script, statement)) if statement is not None else ((),)
+    statement = next((a for a in script.assignments if a.span.start == span.start), None) or _branches().statement_at(script, span.start)
+    return tuple(_branches().paths(script, statement)) if statement is not None else ((),)
 
 
 def _env_evidence(plan):
@@ -247,10 +253,10 @@ def _script_evidence(plan):
     for assignment in script.assignments:
         if is_npu_variable(assignment.name):
             yield _Evidence(f"the script sets {assignment.name} at {_where(assignment.span)}", assignment.name_span,
-                            tuple(paths(script, assignment)))
+                            tuple(_branches().paths(script, assignment)))
         elif assignment.name == "PYTHONPATH" and assignment.value is not None and _MINDSPEED.search(assignment.value.raw):
             yield _Evidence(f"the script puts MindSpeed on PYTHONPATH at {_where(assignment.span)}", assignment.span,
-                            tuple(paths(script, assignment)))
+                            tuple(_branches().paths(script, assignment)))
     for command in script.commands:
         if command.tested:
             continue  # `if npu-smi info; then`: a test of the machine, which may fail
@@ -259,16 +265,16 @@ def _script_evidence(plan):
             word = command.args[0]
             text = word.value if word.value is not None else word.raw
             if text and _SET_ENV.search(text):
-                yield _Evidence(f"the script sources {text} at {_where(command.span)}", command.span, tuple(paths(script, command)))
+                yield _Evidence(f"the script sources {text} at {_where(command.span)}", command.span, tuple(_branches().paths(script, command)))
         elif base == "npu-smi":
-            yield _Evidence(f"the script runs npu-smi at {_where(command.span)}", command.span, tuple(paths(script, command)))
+            yield _Evidence(f"the script runs npu-smi at {_where(command.span)}", command.span, tuple(_branches().paths(script, command)))
 
 
 def _launch_evidence(plan):
     """The launch's own arguments and program: they stand where the launch does."""
     script = _script(plan)
     launch = _launch_statement(plan)
-    here = tuple(paths(script, launch)) if script is not None and launch is not None else ((),)
+    here = tuple(_branches().paths(script, launch)) if script is not None and launch is not None else ((),)
     for arg in list(plan.args.values()) + list(plan.launcher_args.values()):
         values = arg.value if isinstance(arg.value, list) else [arg.value]
         for value in values:

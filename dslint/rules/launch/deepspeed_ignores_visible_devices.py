@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dslint.diagnostics import Finding, Related, Severity
-from dslint.launch.commands import option_built_from
 from dslint.rule import rule
 
 
@@ -50,6 +49,8 @@ def deepspeed_ignores_visible_devices(plan, context):
         return
     num_nodes = opts.get("num_nodes")
     multi_node = num_nodes is not None and str(num_nodes.value).isdigit() and int(num_nodes.value) > 1
+    from dslint.launch.commands import option_built_from  # a script's launch: the shell reader is loaded already
+
     if any(k in opts and option_built_from(plan, k, "CUDA_VISIBLE_DEVICES") for k in ("include", "exclude")):
         return  # the devices it picks are the variable's own
     ignoring = [a for a in (opts.get("include"), opts.get("exclude"), opts.get("num_gpus")) if a is not None]

@@ -5,7 +5,6 @@ from __future__ import annotations
 from dslint.diagnostics import Finding, Related
 from dslint.rule import rule
 from dslint.launch.args import as_int
-from dslint.launch.commands import option_built_from
 from dslint.rules.npu._common import env_span, target_related
 
 
@@ -43,6 +42,8 @@ def deepspeed_visible_devices_on_npu(plan, context, *, npu_target):
     if target is None or value is None:
         return
     opts = plan.launcher_args
+    from dslint.launch.commands import option_built_from  # a script's launch: the shell reader is loaded already
+
     if any(k in opts and option_built_from(plan, k, "ASCEND_RT_VISIBLE_DEVICES") for k in ("include", "exclude")):
         return  # the devices it picks are the variable's own
     num_nodes = opts.get("num_nodes")
