@@ -278,6 +278,12 @@ class InUse:
         ``override(version)`` answers first (a documented lifetime; UNSURE: dslint cannot tell); a release whose describing
         generations disagree is one dslint cannot tell. ``spelling``: see Candidates.judge (what
         a parser accepts is a spelling, unless the caller says otherwise).
+
+        Names and values are judged against the releases the launch may run; where nothing
+        bounds them (nothing pins the package, a git ref that names no release) that range is
+        unknown, so only a verdict that holds in every known release stands (a name no release
+        has). A checkout in the repository whose version or arguments cannot be read runs code
+        of its own: no verdict.
         """
         memo: dict[str, bool] = {}
 
@@ -295,7 +301,10 @@ class InUse:
                 answers.add(memo[gen.schema_name])
             return answers.pop() if len(answers) == 1 else None
 
-        return self.candidates.judge(fails, spelling)
+        verdict = self.candidates.judge(fails, spelling)
+        if self.candidates.unread_source or (self.candidates.unbounded and not verdict.everywhere):
+            return Verdict(self.candidates, (), ())
+        return verdict
 
     def judge_name(self, sets: tuple[str, ...], name: str) -> Verdict:
         """Where ``name`` is not an argument: by the documented lifetimes; then, where the release's

@@ -26,6 +26,10 @@ def invalid_training_choice(plan, context):
     and the dataclass rejects a bad YAML value (`ValueError: 'cosin' is not a valid SchedulerType`).
     A value valid in another version is reported as a warning unless the version is known.
 
+    It speaks only where the reader of the choices is established (a known console, a program read
+    statically that parses them, or a config whose own keys name LLaMA-Factory or ms-swift), and
+    not where a training script reads its YAML with OmegaConf itself (see `unknown-training-argument`).
+
     ## Why it matters
     Both rejections come while the arguments are parsed: the job exits right after its queue
     wait, before anything has loaded. A value that only another version accepts fails the same
