@@ -436,12 +436,13 @@ def _truthy_word(value) -> bool:
 def training_config(config: Mapping) -> Entry | None:
     """The key that makes a DeepSpeed config a training config by itself, or None: an optimizer or
     scheduler, gradient accumulation or clipping, activation checkpointing or a pipeline section
-    (recomputation for the backward pass, pipeline training), an optimizer offload, or ZeRO stage
-    1 or 2 (they partition optimizer states and gradients, which only training has). Batch sizes,
-    precision and ZeRO-3 are an inference config's too (deepspeed.initialize with HfDeepSpeedConfig
-    needs a batch size to run ZeRO-3 inference)."""
+    (recomputation for the backward pass, pipeline training), autotuning (it times training
+    steps), an optimizer offload, or ZeRO stage 1 or 2 (they partition optimizer states and
+    gradients, which only training has). Batch sizes, precision and ZeRO-3 are an inference
+    config's too (deepspeed.initialize with HfDeepSpeedConfig needs a batch size to run ZeRO-3
+    inference)."""
     for key in ("optimizer", "scheduler", "gradient_accumulation_steps", "gradient_clipping", "activation_checkpointing",
-                "pipeline"):
+                "pipeline", "autotuning"):
         entry = config.entry(key)
         if entry is not None:
             return entry
