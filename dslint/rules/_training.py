@@ -367,6 +367,16 @@ def _has_name(package: str, version: str, sets: tuple[str, ...], name: str, inhe
     return False
 
 
+def reader_start(plan) -> str | None:
+    """Where the versions of a launch's reader are looked up: the program's own file when it was
+    read statically (the pins nearest the program that parses the arguments: a checkout of another
+    project in the repository pins its own), else the file that launches it."""
+    program = getattr(plan, "program", None)
+    if program is not None and program.established and program.facts is not None and program.program:
+        return program.program
+    return plan.origin.path if plan.origin is not None else None
+
+
 def in_use(package: str, start: str | None, settings: Any, program: Any = None) -> InUse | None:
     if not generations(package):
         return None
@@ -431,7 +441,7 @@ def swift_tuner_flag_findings(plan, settings):
     if found is None or found[0] != "ms-swift":
         return
     sets = found[1]
-    use = in_use("ms-swift", plan.origin.path if plan.origin is not None else None, settings, plan.program)
+    use = in_use("ms-swift", reader_start(plan), settings, plan.program)
     if use is None:
         return
     for name in SWIFT_TUNER_NAMES:

@@ -51,9 +51,9 @@ def swift_config_flag(plan, context):
 
 def _versions_verdict(plan, context):
     """Which of the ms-swift versions the launch may run with stop on ``--config``; None when they are not known."""
-    from dslint.rules._training import in_use
+    from dslint.rules._training import in_use, reader_start
 
-    use = in_use("ms-swift", plan.origin.path if plan.origin is not None else None, context.settings, plan.program)
+    use = in_use("ms-swift", reader_start(plan), context.settings, plan.program)
     # ms-swift 3.x reads `--config file.yaml` (swift/cli/main.py prepare_config_args)
     return use.judge((), lambda space: space.reader.get("flag") != "--config") if use is not None else None
 

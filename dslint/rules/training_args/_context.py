@@ -10,7 +10,8 @@ from functools import cached_property
 from dslint.diagnostics import Related
 from dslint.documents.model import TRAINING_YAML
 from dslint.launch.consumer import program_arguments
-from dslint.rules._training import PACKAGE_LABEL, ArgSpace, InUse, arg_space, documented, generations, in_use, plan_sets
+from dslint.rules._training import (PACKAGE_LABEL, ArgSpace, InUse, arg_space, documented, generations, in_use, plan_sets,
+                                    reader_start)
 from dslint.rules.training_args._common import truthy
 
 # Names another rule owns (DS312: ms-swift's tuner flag generations; DS311: --config).
@@ -44,7 +45,7 @@ class TrainingContext:
             self.unjudged = self_read_config(plan)
             found = found if self.unjudged is None else None
         self.package, self.sets, self.strict = found if found else (None, (), False)
-        start = plan.origin.path if plan.origin is not None else None
+        start = reader_start(plan)
         self.in_use: InUse | None = in_use(self.package, start, context.settings, plan.program) if self.package else None
         self.space: ArgSpace | None = arg_space(self.in_use.generation.schema_name, self.sets) if self.in_use else None
         self.config_doc = _config_document(plan)

@@ -38,7 +38,8 @@ def unknown_training_argument(plan, context):
     spellings and argparse's unique-prefix abbreviations.
 
     Each version the launch may run with is judged (dslint/evidence/versions.py: a `*-version` setting,
-    the installed package with `detect-installed-versions`, or the nearest pin in
+    the installed package with `detect-installed-versions`, or the pin nearest the program that
+    parses them (its own file when it was read, else the launching script) in
     `requirements*.txt`, `pyproject.toml`, `setup.py`, `setup.cfg`, `environment.yml`, a
     Dockerfile or a lock file; with none, every version dslint knows), from the schema of its
     generation and the lifetimes the projects document (transformers 5.0 removed
