@@ -77,8 +77,10 @@ def test_unfilled_auto_depends_on_consumer(consumer, expected, monkeypatch):
     assert _severities(_lint(UNFILLED, consumer, ["DS221"], monkeypatch)) == expected
 
 
+# These uses have no launch: the config's own keys must show training (gradient accumulation here).
 @pytest.mark.parametrize("consumer,config,expected", [
-    ("hf", {"zero_optimization": {"stage": 3}}, ["warning"]),  # no "auto" needed once the consumer is known
+    ("hf", {"zero_optimization": {"stage": 3}, "gradient_accumulation_steps": 4}, ["warning"]),  # no "auto" needed once the consumer is known
+    ("hf", {"zero_optimization": {"stage": 3}}, []),  # ZeRO-3 alone is an inference config's too
     ("deepspeed", {"zero_optimization": {"stage": 3}, "train_batch_size": "auto"}, []),
     (None, {"zero_optimization": {"stage": 3}}, []),
     ("accelerate", {"zero_optimization": {"stage": 3, "stage3_gather_16bit_weights_on_model_save": "auto"}}, []),
@@ -89,12 +91,14 @@ def test_16bit_save_depends_on_consumer(consumer, config, expected, monkeypatch)
 
 @pytest.mark.parametrize("consumer,expected", [("hf", ["error"]), ("accelerate", ["error"]), (None, []), ("deepspeed", [])])
 def test_zero_section_required_under_hf(consumer, expected, monkeypatch):
-    found = _lint({"train_micro_batch_size_per_gpu": "auto", "bf16": {"enabled": "auto"}}, consumer, ["DS250"], monkeypatch)
+    # no launch: gradient clipping makes it a training config by its own keys
+    found = _lint({"train_micro_batch_size_per_gpu": "auto", "gradient_clipping": "auto", "bf16": {"enabled": "auto"}}, consumer,
+                  ["DS250"], monkeypatch)
     assert _severities(found) == expected
 
 
 def test_zero_section_fix_inserts_stage_0(monkeypatch):
-    [found] = _lint('{\n  "train_micro_batch_size_per_gpu": 4\n}\n', "hf", ["DS250"], monkeypatch)
+    [found] = _lint('{\n  "train_micro_batch_size_per_gpu": 4,\n  "gradient_clipping": 1.0\n}\n', "hf", ["DS250"], monkeypatch)
     assert found.fix.applicability == "safe"
     [edit] = found.fix.edits
     assert edit.content == '"zero_optimization": {"stage": 0},\n  '

@@ -388,15 +388,72 @@ def hf_like(use) -> bool:
 
 
 def trains(use) -> bool:
-    """Does a program that trains (or saves a model) read the config in this use?
+    """Does a program that trains read the config in this use? The rules about training and saving
+    (saving ZeRO-3 weights, what the Trainer requires of and compares with the config, the
+    optimizer DeepSpeed builds or refuses, gradient clipping) speak only then:
 
-    False only when the launch's program was read and is established as inference or evaluation
-    only (``Consumer.trains``: an Accelerator or deepspeed.initialize loop with gradients off and
-    no backward pass, optimizer or save). The rules about training and saving behaviour (saving
-    ZeRO-3 weights, the optimizer DeepSpeed builds or refuses, gradient clipping) skip such a use;
-    a config no launch reaches keeps them."""
-    program = getattr(use.launch, "program", None)
-    return program is None or getattr(program, "trains", True)
+    - the launch's program is established: it trains unless it was read and shows inference or
+      evaluation only (``Consumer.trains``);
+    - it is not (not found, known only at run time, no known framework): the launch's own
+      arguments ask for training (``launch_trains``), or the config is a training config by its
+      own keys (``training_config``); an inference entry (a chat server, ``zero_inference.py``)
+      given a ZeRO-3 config with batch sizes only is neither;
+    - no launch reads it: the config's own keys decide alone."""
+    plan = use.launch
+    program = getattr(plan, "program", None)
+    if program is not None and program.established:
+        return program.trains
+    if plan is not None and launch_trains(plan) is not None:
+        return True
+    return training_config(use.config) is not None
+
+
+# Arguments a launch gives only to a program that trains: the Trainer's schedule and optimizer
+# (HF, TRL, ms-swift, LLaMA-Factory share TrainingArguments' names) and Megatron's. Batch sizes of
+# evaluation, output folders, precision and dtypes are an inference script's too.
+_TRAINING_ARGUMENTS = ("num_train_epochs", "max_steps", "learning_rate", "lr", "per_device_train_batch_size",
+                       "gradient_accumulation_steps", "warmup_steps", "warmup_ratio", "lr_scheduler_type",
+                       "train_iters", "train_samples", "weight_decay", "max_grad_norm", "save_steps")
+
+
+def launch_trains(plan):
+    """The argument by which a launch asks its program to train (``--do_train``, ``--learning_rate``,
+    ``--num_train_epochs``, ...; from the command line or its training config), or None."""
+    for name in ("do_train",) + _TRAINING_ARGUMENTS:
+        arg = plan.args.get(name)
+        if arg is None or (name == "do_train" and not _truthy_word(arg.value)):
+            continue
+        return arg
+    return None
+
+
+def _truthy_word(value) -> bool:
+    if value is True:
+        return True
+    return isinstance(value, str) and value.strip("'\"").lower() in ("true", "1", "yes", "y", "t")
+
+
+def training_config(config: Mapping) -> Entry | None:
+    """The key that makes a DeepSpeed config a training config by itself, or None: an optimizer or
+    scheduler, gradient accumulation or clipping, activation checkpointing or a pipeline section
+    (recomputation for the backward pass, pipeline training), autotuning (it times training
+    steps), an optimizer offload, or ZeRO stage 1 or 2 (they partition optimizer states and
+    gradients, which only training has). Batch sizes, precision and ZeRO-3 are an inference
+    config's too (deepspeed.initialize with HfDeepSpeedConfig needs a batch size to run ZeRO-3
+    inference)."""
+    for key in ("optimizer", "scheduler", "gradient_accumulation_steps", "gradient_clipping", "activation_checkpointing",
+                "pipeline", "autotuning"):
+        entry = config.entry(key)
+        if entry is not None:
+            return entry
+    if zero_stage(config) in (1, 2):  # the legacy boolean `"zero_optimization": true` is stage 1
+        zero = zero_section(config)
+        return (zero.entry("stage") if zero is not None else None) or config.entry("zero_optimization")
+    zero = zero_section(config)
+    offload = (zero.entry("offload_optimizer") or zero.entry("cpu_offload")) if zero is not None else None
+    if offload is not None and offload_device(config, "offload_optimizer") in ("cpu", "nvme"):
+        return offload
+    return None
 
 
 def fills_auto(use) -> bool | None:

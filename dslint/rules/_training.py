@@ -280,6 +280,12 @@ class InUse:
         ``override(version)`` answers first (a documented lifetime; UNSURE: dslint cannot tell); a release whose describing
         generations disagree is one dslint cannot tell. ``spelling``: see Candidates.judge (what
         a parser accepts is a spelling, unless the caller says otherwise).
+
+        Names and values are judged against the releases the launch may run; where nothing
+        bounds them (nothing pins the package, a git ref that names no release) that range is
+        unknown, so only a verdict that holds in every known release stands (a name no release
+        has). A checkout in the repository whose version or arguments cannot be read runs code
+        of its own: no verdict.
         """
         memo: dict[str, bool] = {}
 
@@ -297,7 +303,10 @@ class InUse:
                 answers.add(memo[gen.schema_name])
             return answers.pop() if len(answers) == 1 else None
 
-        return self.candidates.judge(fails, spelling)
+        verdict = self.candidates.judge(fails, spelling)
+        if self.candidates.unread_source or (self.candidates.unbounded and not verdict.everywhere):
+            return Verdict(self.candidates, (), ())
+        return verdict
 
     def judge_name(self, sets: tuple[str, ...], name: str) -> Verdict:
         """Where ``name`` is not an argument: by the documented lifetimes; then, where the release's
@@ -359,6 +368,16 @@ def _has_name(package: str, version: str, sets: tuple[str, ...], name: str, inhe
         if hit is not None and hit[0] != key and has_name(package, version, hit[0], inherited_too):
             return True
     return False
+
+
+def reader_start(plan) -> str | None:
+    """Where the versions of a launch's reader are looked up: the program's own file when it was
+    read statically (the pins nearest the program that parses the arguments: a checkout of another
+    project in the repository pins its own), else the file that launches it."""
+    program = getattr(plan, "program", None)
+    if program is not None and program.established and program.facts is not None and program.program:
+        return program.program
+    return plan.origin.path if plan.origin is not None else None
 
 
 def in_use(package: str, start: str | None, settings: Any, program: Any = None) -> InUse | None:
@@ -425,7 +444,7 @@ def swift_tuner_flag_findings(plan, settings):
     if found is None or found[0] != "ms-swift":
         return
     sets = found[1]
-    use = in_use("ms-swift", plan.origin.path if plan.origin is not None else None, settings, plan.program)
+    use = in_use("ms-swift", reader_start(plan), settings, plan.program)
     if use is None:
         return
     for name in SWIFT_TUNER_NAMES:

@@ -21,7 +21,11 @@ def zero_section_required(use, context):
     ## What it checks
     DeepSpeed configs launched through HF Trainer, accelerate, ms-swift or LLaMA-Factory that
     have no `zero_optimization` key. Configs no launch reaches are not reported (plain
-    DeepSpeed runs them with ZeRO off).
+    DeepSpeed runs them with ZeRO off). Where the launch's program is not established (not
+    found; `--deepspeed` only suggests the Trainer) it speaks only when the launch trains: its
+    arguments ask for it (`--do_train`, `--learning_rate`, `--num_train_epochs`, ...) or the
+    config is a training config by its own keys (an optimizer or scheduler, gradient
+    accumulation or clipping); a chat or inference entry given a config is not the Trainer's.
 
     ## Why it matters
     accelerate's `DeepSpeedPlugin.__post_init__` raises
@@ -46,7 +50,7 @@ def zero_section_required(use, context):
     Adding `"zero_optimization": {"stage": 0}` is safe: it states DeepSpeed's own default
     (ZeRO off), which is what the config already meant.
     """
-    if not ds.hf_like(use) or "zero_optimization" in use.config:
+    if not ds.hf_like(use) or "zero_optimization" in use.config or not ds.trains(use):
         return
     note = f"{ds.consumer_label(use)} goes through accelerate's DeepSpeedPlugin, which raises " \
         "'Please specify the ZeRO optimization config in the DeepSpeed config.'"

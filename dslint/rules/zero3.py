@@ -288,7 +288,12 @@ def zero3_16bit_save_disabled(use, context):
     ## What it checks
     ZeRO stage 3 configs used by HF Trainer, accelerate, ms-swift or LLaMA-Factory where
     `stage3_gather_16bit_weights_on_model_save` (or its spellings) is `false` or absent. For a
-    config no launch reaches, only when the file holds `"auto"` values, the mark of an HF setup.
+    config no launch reaches, only when the file holds `"auto"` values, the mark of an HF setup,
+    and is a training config by its own keys (an optimizer or scheduler, gradient accumulation
+    or clipping, an optimizer offload): ZeRO-3 with batch sizes only is also how inference runs
+    (`HfDeepSpeedConfig` with `deepspeed.initialize`, an SGLang offload config), which saves
+    nothing. The same holds for a launch whose program is not established, unless its
+    arguments ask for training (`--do_train`, `--learning_rate`, `--num_train_epochs`, ...).
     `"auto"` itself is not judged: accelerate fills it from its own config. A launch whose program
     is established as evaluation only (gradients off, no backward pass or optimizer in the
     files read, no save in the entry; `dslint explain` shows it) saves nothing: it is not judged.

@@ -19,6 +19,10 @@ def gradient_clipping_default(use, context):
     accelerate, ms-swift or LLaMA-Factory launch them. (A file with batch sizes only is often a
     fragment.) A launch whose program is established as evaluation only (gradients off, no
     backward pass or optimizer in the files read, no save in the entry; `dslint explain` shows it) is not judged: it computes no gradients to clip.
+    Where no established program reads the config (no launch, or a program not found), it is
+    judged only when the launch asks for training (`--do_train`, `--learning_rate`, ...) or the
+    config is a training config by its own keys (an optimizer or scheduler, gradient
+    accumulation, ZeRO stage 1 or 2, an optimizer offload): a ZeRO-3 inference config is not.
 
     ## Why it matters
     The default changed from 0.0 (no clipping) to 1.0 in DeepSpeed 0.19.3

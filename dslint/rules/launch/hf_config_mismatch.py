@@ -65,6 +65,14 @@ def hf_config_mismatch(use, context):
     `--bf16_full_eval` (or `--fp16_full_eval`) without a `bf16` (`fp16`) section, which accelerate
     fills with `enabled: false`.
 
+    The Trainer compares when it trains (`deepspeed_init`): where the launch's program is not
+    established (not found; `--deepspeed` only suggests the Trainer) it speaks only when the
+    launch asks for training (`--do_train`, `--learning_rate`, `--num_train_epochs`, ...) or the
+    config is a training config by its own keys (an optimizer or scheduler, gradient
+    accumulation or clipping, ZeRO stage 1 or 2, an optimizer offload). An inference entry
+    given a ZeRO-3 config with batch sizes only is no Trainer's; a program established as
+    inference or evaluation only is not judged either.
+
     ## Why it matters
     The error comes after the model is loaded, on every rank.
 
@@ -91,7 +99,7 @@ def hf_config_mismatch(use, context):
         return
     from dslint.launch.plan import HF_LIKE  # here: a config no launch reaches needs no launch module
 
-    if use.consumer not in HF_LIKE:
+    if use.consumer not in HF_LIKE or not ds.trains(use):
         return
     args = TrainingArgs(plan)
     auto_find = parsed("auto_find_batch_size", plan.arg("auto_find_batch_size").value) if plan.arg("auto_find_batch_size") else False

@@ -16,9 +16,9 @@ def swift_config_flag(plan, context):
     by the Ray Megatron pipeline (`megatron rlhf --use_ray true`); anywhere else argparse leaves
     it over and ms-swift stops with `ValueError: remaining_argv: ['--config', 'x.yaml']`
     (swift/pipelines/base.py:35-40). ms-swift 3.x does read `--config file.yaml`
-    (swift/cli/main.py `prepare_config_args`): when the versions a launch may run with include
-    3.x (nothing pins ms-swift, or a range does), the finding is info and names the versions
-    that stop.
+    (swift/cli/main.py `prepare_config_args`): when a range the repository pins includes 3.x,
+    the finding is info and names the versions that stop; when nothing pins ms-swift, which
+    release runs is unknown and nothing is reported.
 
     ## Why it matters
     ms-swift stops at argument parsing, and the settings in the file were never applied.
@@ -51,9 +51,9 @@ def swift_config_flag(plan, context):
 
 def _versions_verdict(plan, context):
     """Which of the ms-swift versions the launch may run with stop on ``--config``; None when they are not known."""
-    from dslint.rules._training import in_use
+    from dslint.rules._training import in_use, reader_start
 
-    use = in_use("ms-swift", plan.origin.path if plan.origin is not None else None, context.settings, plan.program)
+    use = in_use("ms-swift", reader_start(plan), context.settings, plan.program)
     # ms-swift 3.x reads `--config file.yaml` (swift/cli/main.py prepare_config_args)
     return use.judge((), lambda space: space.reader.get("flag") != "--config") if use is not None else None
 

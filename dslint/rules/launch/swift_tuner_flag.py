@@ -21,8 +21,10 @@ def swift_tuner_flag(plan, context):
     4.0); the versions from the `swift-version` setting, the installed package
     (`detect-installed-versions`) or a pin in the repository. When every version the pin allows
     lacks the flag the finding is an error; when nothing pins ms-swift and no known version has
-    it, a warning; when only some versions lack it, info naming them (`ms-swift==3.1.0` with
-    `--train_type` is clean).
+    it, a warning; when only some versions of a pinned range lack it, info naming them
+    (`ms-swift==3.1.0` with `--train_type` is clean). When nothing pins ms-swift and only some
+    generations lack the flag (`--sft_type` is 2.x's), which one runs is unknown: nothing is
+    reported.
 
     ## Why it matters
     A flag from another generation stops ms-swift at argument parsing with `remaining_argv`.

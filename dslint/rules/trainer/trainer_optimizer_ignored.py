@@ -71,7 +71,7 @@ def trainer_optimizer_ignored(use, context):
     `optimizer` block.
     """
     plan = use.launch
-    if plan is None:
+    if plan is None or not ds.trains(use):
         return
     args = TrainingArgs(plan)
     optimizer = use.config.entry("optimizer")

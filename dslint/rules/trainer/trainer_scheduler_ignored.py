@@ -64,7 +64,7 @@ def trainer_scheduler_ignored(use, context):
     """
     plan = use.launch
     scheduler = use.config.entry("scheduler")
-    if plan is None or scheduler is None or not isinstance(scheduler.value, Mapping) or scheduler.value.get("type") is None:
+    if not ds.trains(use) or plan is None or scheduler is None or not isinstance(scheduler.value, Mapping) or scheduler.value.get("type") is None:
         return
     chosen = _trainer_scheduler(plan, TrainingArgs(plan))
     if chosen is None:

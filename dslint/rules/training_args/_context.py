@@ -8,8 +8,10 @@ from __future__ import annotations
 from functools import cached_property
 
 from dslint.diagnostics import Related
+from dslint.documents.model import TRAINING_YAML
 from dslint.launch.consumer import program_arguments
-from dslint.rules._training import PACKAGE_LABEL, ArgSpace, InUse, arg_space, documented, generations, in_use, plan_sets
+from dslint.rules._training import (PACKAGE_LABEL, ArgSpace, InUse, arg_space, documented, generations, in_use, plan_sets,
+                                    reader_start)
 from dslint.rules.training_args._common import truthy
 
 # Names another rule owns (DS312: ms-swift's tuner flag generations; DS311: --config).
@@ -34,9 +36,16 @@ class TrainingContext:
 
     def __init__(self, plan, context):
         self.plan = plan
-        found = plan_sets(plan)
+        # Who reads the arguments decides their names, types and versions: without an established
+        # reader (a launch whose program was read or is a known console, or a config whose own keys
+        # name its framework) there is nothing to judge them against.
+        self.unjudged = unjudged_reader(plan)
+        found = plan_sets(plan) if self.unjudged is None else None
+        if found and found[0] == "transformers":
+            self.unjudged = self_read_config(plan)
+            found = found if self.unjudged is None else None
         self.package, self.sets, self.strict = found if found else (None, (), False)
-        start = plan.origin.path if plan.origin is not None else None
+        start = reader_start(plan)
         self.in_use: InUse | None = in_use(self.package, start, context.settings, plan.program) if self.package else None
         self.space: ArgSpace | None = arg_space(self.in_use.generation.schema_name, self.sets) if self.in_use else None
         self.config_doc = _config_document(plan)
@@ -155,6 +164,17 @@ class TrainingContext:
         shown = [e.describe() for e in self.parsers.evidence] or [self.own[next(iter(self.own))].evidence.describe()]
         return "; ".join(shown[:2])
 
+    def overwritten(self, *names: str):
+        """The program's own assignment to one of these arguments after parsing (``args.save_steps =
+        args.eval_steps * 5``, ``setattr(args, "x", ...)``), as Evidence, or None. The program was read
+        statically (dslint.launch.pyprogram), so the value in the file or on the command line is not
+        the one the program uses."""
+        program = getattr(self.plan, "program", None)
+        facts = program.facts if program is not None and program.established else None
+        if facts is None:
+            return None
+        return next((facts.assigned[n] for n in names if n in facts.assigned), None)
+
     def known_args(self):
         """(name, arg, field, schema property, negated) for each argument the consumer knows."""
         for name, arg in self.plan.args.items():
@@ -255,6 +275,29 @@ def _own_property(definition) -> dict:
     if definition.type in ("int", "float", "bool") and not definition.flag:
         prop["x-dslint-cli-type"] = definition.type
     return prop
+
+
+def unjudged_reader(plan) -> str | None:
+    """Why the launch's training arguments have no reader to judge them against, or None: the
+    program is not established (not found, not read, or it shows no known framework). A guess
+    from the flags (``--deepspeed cfg.json`` suggests HF) or from a config's common keys
+    (``learning_rate``, ``output_dir``) does not say whose parser reads the names."""
+    program = getattr(plan, "program", None)
+    if program is None or not program.established:
+        return "the reader is not established" + (f" ({program.assumption})" if program is not None and program.assumption else "")
+    return None
+
+
+def self_read_config(plan) -> str | None:
+    """A program of its own (not a framework's console) that reads the launch's YAML config with
+    OmegaConf/Hydra: the file is the program's config, with OmegaConf's types and the program's
+    keys, and what reaches TrainingArguments is up to the program."""
+    program = getattr(plan, "program", None)
+    config = _config_document(plan)
+    if program is None or program.facts is None or program.config_system is None or config is None \
+            or config.kind != TRAINING_YAML:
+        return None
+    return f"{program.config_system.describe()}: the program reads its YAML config itself"
 
 
 def use_mca(plan) -> bool | None:

@@ -19,7 +19,9 @@ def accelerate_unknown_key(document, context):
     ([...]), please try upgrading your accelerate version` for anything else
     (accelerate/commands/config/config_args.py). Keys differ between versions (`ipex_config`
     was removed, `parallelism_config` added); the version in use comes from settings, the
-    installed package or repository pins.
+    installed package or repository pins. A key only some versions lack is reported only when
+    a pin or setting bounds the versions (info naming them); with nothing pinned the release
+    that runs is unknown.
 
     ## Why it matters
     `accelerate launch` reads the file before it starts a single process

@@ -18,6 +18,10 @@ def fsdp_with_deepspeed(plan, context):
     compatible with DeepSpeed.` (swift/arguments/sft_args.py). LLaMA-Factory hands both to the
     Trainer. An empty `--fsdp ""` or `fsdp: false` is FSDP off.
 
+    It speaks only where the reader of the arguments is established (a known console, a program read
+    statically that parses them, or a config whose own keys name LLaMA-Factory or ms-swift), and
+    not where a training script reads its YAML with OmegaConf itself (see `unknown-training-argument`).
+
     ## Why it matters
     The job dies at start-up, after its queue wait. ms-swift refuses while it parses its
     arguments (`SftArguments._init_fsdp`); the Trainer refuses in its constructor

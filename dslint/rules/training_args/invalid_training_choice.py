@@ -9,7 +9,7 @@ from dslint.diagnostics import Edit, Finding, Fix, Related, Severity
 from dslint.documents.model import Scalar
 from dslint.rule import rule
 from dslint.rules import _training
-from dslint.rules._training import PACKAGE_LABEL, ArgSpace, arg_space, generations, in_use
+from dslint.rules._training import PACKAGE_LABEL, ArgSpace, arg_space, generations, in_use, reader_start
 from dslint.rules.training_args._common import shown_value
 from dslint.rules.training_args._context import TrainingContext, training_context
 
@@ -25,6 +25,10 @@ def invalid_training_choice(plan, context):
     generated schemas. HfArgumentParser rejects a bad token (`argument --optim: invalid choice`)
     and the dataclass rejects a bad YAML value (`ValueError: 'cosin' is not a valid SchedulerType`).
     A value valid in another version is reported as a warning unless the version is known.
+
+    It speaks only where the reader of the choices is established (a known console, a program read
+    statically that parses them, or a config whose own keys name LLaMA-Factory or ms-swift), and
+    not where a training script reads its YAML with OmegaConf itself (see `unknown-training-argument`).
 
     ## Why it matters
     Both rejections come while the arguments are parsed: the job exits right after its queue
@@ -69,7 +73,7 @@ def _written(ctx: TrainingContext, arg) -> tuple[Any, Any] | None:
 def _judge(ctx: TrainingContext, context, name: str, choices, value, span):
     use, sets = ctx.in_use, ctx.sets
     if ctx.space.lookup(name) is None:  # a TRL field of a transformers launch: TRL's version decides
-        use, sets = in_use("trl", ctx.plan.origin.path, context.settings) or use, ()
+        use, sets = in_use("trl", reader_start(ctx.plan), context.settings) or use, ()
     spaces = {g.version: arg_space(g.schema_name, sets) for g in generations(use.package)}
     rejected = {version for version, space in spaces.items() if _rejects(space, name, value)}
     if not rejected and not _rejects(ctx.space, name, value):

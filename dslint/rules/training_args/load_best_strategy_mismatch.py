@@ -8,6 +8,11 @@ from dslint.rules.training_args._common import arg_related, truthy
 from dslint.rules.training_args._context import TrainingContext, training_context
 
 
+# The arguments the check reads: a program that assigns one after parsing decides it itself.
+_SCHEDULE = ("load_best_model_at_end", "save_strategy", "eval_strategy", "evaluation_strategy", "save_steps",
+             "eval_steps", "logging_steps")
+
+
 @rule("DS711", "load-best-strategy-mismatch", severity="error", target="launch", consumers=("hf", "swift", "llamafactory", "megatron"))
 def load_best_strategy_mismatch(plan, context):
     """`load_best_model_at_end` with evaluation and save schedules that cannot line up.
@@ -22,6 +27,11 @@ def load_best_strategy_mismatch(plan, context):
     Values not given take the consumer's defaults from the schema (transformers: `eval_strategy`
     `no`, `save_strategy` `steps`, `save_steps` 500; ms-swift sets `eval_strategy` to
     `save_strategy` and `eval_steps` to `save_steps` when they are not given).
+
+    It speaks only where the reader is established (a launch of a known console, a program read
+    that builds the Trainer, or a config whose own keys name LLaMA-Factory or ms-swift), and
+    not when the program assigns one of these arguments itself after parsing (`args.save_steps =
+    args.eval_steps * 5`, read statically): the values in the file are then not the ones used.
 
     ## Why it matters
     The check runs while the arguments are parsed, so the job exits right after its queue wait
@@ -42,7 +52,7 @@ def load_best_strategy_mismatch(plan, context):
     if not ctx.active:
         return
     best = plan.arg("load_best_model_at_end")
-    if best is None or not truthy(best.value):
+    if best is None or not truthy(best.value) or ctx.overwritten(*_SCHEDULE) is not None:
         return
 
     strategies = _strategies(ctx)

@@ -47,11 +47,20 @@ def training_value_type(plan, context):
       Readers that pass YAML values straight to the dataclass (`HfArgumentParser.parse_yaml_file`
       in training scripts, LLaMA-Factory before 0.9) hand `"1e-4"` to the optimizer. ms-swift
       turns each YAML value into a command-line token and LLaMA-Factory 0.9 reads YAML with
-      OmegaConf, so both convert it; there it is reported as a warning only where the reader is
-      unknown. Use `1.0e-4`.
+      OmegaConf, so both convert it. Under a training script of its own it is a warning (the
+      script may load the YAML otherwise). Use `1.0e-4`.
     - A command-line token argparse cannot convert (`--per_device_train_batch_size auto`,
       `--learning_rate 2e-5,`): `error: argument --x: invalid float value`.
     - A YAML value of the wrong kind for a numeric or boolean field (`num_train_epochs: three`).
+
+    The values are judged as the established reader reads them: a launch of a known console
+    (`swift sft`, `llamafactory-cli`), a program read statically that parses them with
+    `HfArgumentParser`/`TrlParser` or its own argparse, or a config whose own keys name
+    LLaMA-Factory or ms-swift. A config no launch names with only common keys (`learning_rate`,
+    `output_dir`), a launch whose program was not found, and a program that reads its YAML with
+    OmegaConf/Hydra (whose floats need no dot) are not judged; nor is a YAML value the program
+    assigns itself after parsing (`args.learning_rate = float(...)`). Where only some releases
+    keep the string, the releases must be known (a pin or a setting).
 
     ## Why it matters
     A token argparse cannot convert stops the job while it parses its arguments, after the
@@ -77,7 +86,8 @@ def training_value_type(plan, context):
             continue
         node = ctx.node(arg)
         if node is not None:
-            yield from _yaml_value(ctx, name, prop, node)
+            if ctx.overwritten(name) is None:  # a YAML value the program replaces after parsing is not the one used
+                yield from _yaml_value(ctx, name, prop, node)
         else:
             yield from _command_line_tokens(ctx, name, arg, prop)
 

@@ -15,6 +15,14 @@ def unknown_training_argument(plan, context):
     """A training argument the consumer's parser does not have in the version in use.
 
     ## What it checks
+    Names are judged against the parser of the program that reads them, so only where that
+    reader is established: a launch of a known console (`swift sft`, `llamafactory-cli train`),
+    a program read statically that parses `TrainingArguments`/a TRL config, or a config whose
+    own keys name LLaMA-Factory or ms-swift. A launch whose program was not found (the
+    `--deepspeed` flag only suggests HF), a program that shows no known framework (PaddleNLP's
+    `PdArgumentParser`, a Hydra app) and a config no launch names with only common keys
+    (`learning_rate`, `output_dir`) are not judged.
+
     ms-swift parses its command line (and the YAML it turns into flags) with `HfArgumentParser`
     and stops with `ValueError: remaining_argv: ['--sft_type', 'lora']` on anything left over
     (swift/pipelines/base.py). LLaMA-Factory raises `Some keys are not used by the
@@ -30,7 +38,8 @@ def unknown_training_argument(plan, context):
     spellings and argparse's unique-prefix abbreviations.
 
     Each version the launch may run with is judged (dslint/evidence/versions.py: a `*-version` setting,
-    the installed package with `detect-installed-versions`, or the nearest pin in
+    the installed package with `detect-installed-versions`, or the pin nearest the program that
+    parses them (its own file when it was read, else the launching script) in
     `requirements*.txt`, `pyproject.toml`, `setup.py`, `setup.cfg`, `environment.yml`, a
     Dockerfile or a lock file; with none, every version dslint knows), from the schema of its
     generation and the lifetimes the projects document (transformers 5.0 removed
@@ -38,10 +47,13 @@ def unknown_training_argument(plan, context):
     is judged by the argument names its own wheel defines where they differ from the releases
     the schemas were made from (`schemas/<package>-names.json`, read from every known ms-swift,
     TRL and LLaMA-Factory wheel and one transformers wheel per minor version): ms-swift 3.4's
-    `--num_infer_workers` is in neither the 2.6 nor the 3.12 schema. A name that only some of those versions
-    lack is info that names them (`--warmup_ratio` with nothing pinned: transformers 5.23 has no
-    such field, 4.x has); a name that no known version has is a warning when nothing pins the
-    package (a newer release may have added it) and an error when a pin says which versions run.
+    `--num_infer_workers` is in neither the 2.6 nor the 3.12 schema. A name that only some of
+    the versions a pinned range allows lack is info that names them (`--warmup_ratio` with
+    `transformers>=4.40`: 5.23 has no such field, 4.x has); where nothing pins the package (or a
+    git ref names no release, or a checkout's version cannot be read) the releases that run are
+    unknown and such a name is not reported (a checkout the script runs in may pin 4.x). A
+    name that no known version has is a warning when nothing pins the package (a newer release
+    may have added it) and an error when a pin says which versions run.
     A program whose parser returns what it does not know (`parse_known_args`,
     `parse_args_into_dataclasses(return_remaining_strings=True)`, transformers hf_argparser.py)
     runs on without the flag: a warning that says it is ignored.

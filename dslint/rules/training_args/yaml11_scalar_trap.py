@@ -30,6 +30,10 @@ def yaml11_scalar_trap(plan, context):
       token `False`), which is not a valid choice: error. Quote it: `"no"`.
     - An octal, hexadecimal or base-60 number for a numeric field (warning).
 
+    It speaks only where the reader of the values is established (a known console, a program read
+    statically that parses them, or a config whose own keys name LLaMA-Factory or ms-swift), and
+    not where a training script reads its YAML with OmegaConf itself (see `unknown-training-argument`).
+
     ## Why it matters
     The boolean case stops the job while it parses its arguments, after the queue wait, with an
     error about a value nobody wrote: `False is not a valid SaveStrategy` from a YAML file, or

@@ -97,6 +97,10 @@ def zero3_non_reentrant_checkpointing(plan, context):
     allow is before 0.19.3, nothing when all are 0.19.3 or later, and info naming the versions
     that crash when a range (or nothing pinned: every version dslint knows) allows both.
 
+    It speaks only where the reader of the arguments is established (a known console, a program read
+    statically that parses them, or a config whose own keys name LLaMA-Factory or ms-swift), and
+    not where a training script reads its YAML with OmegaConf itself (see `unknown-training-argument`).
+
     ## Why it matters
     In the first backward pass, torch recomputes each checkpointed layer, and ZeRO-3 partitions the
     frozen base weights again during that recompute; the run stops with
