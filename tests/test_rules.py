@@ -51,8 +51,22 @@ def _settings(rule: str, case: dict, root: Path) -> Settings:
     return settings
 
 
+# `launched_by: deepspeed`: the DeepSpeed config of the case is read by a plain deepspeed.initialize
+# program (which passes no optimizer of its own, so DeepSpeed builds the config's), started by the
+# deepspeed launcher on one GPU.
+# deepspeed launcher on one GPU, one launch per JSON file of the case.
+LAUNCHERS = {
+    "deepspeed": ("deepspeed --num_gpus 1 train.py --deepspeed --deepspeed_config {config}\n",
+                  "import deepspeed\n\nengine, optimizer, _, _ = deepspeed.initialize(args=args, model=model, model_parameters=model.parameters())\n"),
+}
+
+
 def _write(root: Path, case: dict) -> list[str]:
-    files = case.get("files") or {case.get("file", "ds.json"): case["input"]}
+    files = dict(case.get("files") or {case.get("file", "ds.json"): case["input"]})
+    if case.get("launched_by") in LAUNCHERS:
+        line, program = LAUNCHERS[case["launched_by"]]
+        files.setdefault("run.sh", "".join(line.format(config=name) for name in sorted(files) if name.endswith(".json")))
+        files.setdefault("train.py", program)
     for name, text in files.items():
         target = root / name
         target.parent.mkdir(parents=True, exist_ok=True)

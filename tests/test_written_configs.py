@@ -252,3 +252,21 @@ def test_a_sed_pattern_is_a_literal_only_when_it_matches_one_text(pattern, exten
     from dslint.documents.written import _literal_pattern
 
     assert _literal_pattern(pattern, "/", extended) == literal
+
+
+def test_a_value_the_script_does_not_set_leaves_the_text_unknown(here):
+    """bash's arithmetic reads a variable nobody set as 0, but a file the script sources or a
+    function it calls may set it (an environment setup): the batch is not known to be 0."""
+    script = """\
+source ./env_setup.sh
+setup_env
+MICRO=4
+GLOBAL=$(( MICRO * 2 * NGPUS ))
+cat > ds.json <<EOF
+{"train_batch_size": $GLOBAL, "train_micro_batch_size_per_gpu": $MICRO, "gradient_accumulation_steps": 2}
+EOF
+deepspeed pretrain_gpt.py --deepspeed_config ds.json
+"""
+    (here / "run.sh").write_text(script, encoding="utf-8")
+    _, findings = _check(here, "--select", "DS101,DS102,DS303", "run.sh")
+    assert findings == []

@@ -21,8 +21,9 @@ replacement at the ``sed`` expression that makes it. Its findings are reported t
 kept only where the text it edits stands as written (not inside ``$GLOBAL_BATCH``), and never in
 a template, which other scripts fill in with other values.
 
-A text with a part the script does not decide (``$(...)``, a variable only the caller sets with
-no default, a ``sed`` pattern that is a regular expression) is written, but unknown: the file is
+A text with a part the script does not decide (``$(...)``, a variable it does not set, which its
+caller, a file it sources or a function it calls may set, a default the caller may override, a
+``sed`` pattern that is a regular expression) is written, but unknown: the file is
 there when the launch runs (``Written.text_known`` False), and nothing is said about its content.
 """
 
@@ -128,11 +129,13 @@ def _written_source(script: SourceFile, heredoc) -> SourceFile | None:
     if not located:
         return None
     values = []
-    for value, assumed, _start, _end in located:
-        text = value if value is not None else assumed
-        if text is None:
+    for value, _assumed, _start, _end in located:
+        if value is None:
+            # only the run decides it: a variable the script does not set (its caller, a sourced file
+            # or a function it calls may; bash's arithmetic would read it as 0), $(...), or a
+            # default the caller may override
             return None
-        values.append(text)
+        values.append(value)
     line, _ = script.position(located[0][2])
     prefix = "\n" * (line - 1)
     pieces = [(0, len(prefix), script, located[0][2], located[0][2], False)]
@@ -211,7 +214,7 @@ def _sed(command):
 def _substitution(word, extended: bool) -> Substitution | None:
     """``s/PATTERN/REPLACEMENT/[g]`` whose pattern matches one literal text and whose replacement
     is literal (no ``&``, no back-references), else None."""
-    text = word.value if word.value is not None else word.assumed
+    text = word.value
     if text is None or len(text) < 4 or text[0] != "s" or text[1] in "\\\n":
         return None
     parts = _split_escaped(text[2:], text[1])

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dslint.diagnostics import Finding, Fix, Related, Severity
-from dslint.documents.model import DEEPSPEED, Mapping, walk
+from dslint.documents.model import DEEPSPEED, Mapping, Scalar, walk
 from dslint.documents.edits import remove_json_entry
 from dslint.rule import rule
 
@@ -165,6 +165,9 @@ def yaml_duplicate_key(document, context):
     OmegaConf (LLaMA-Factory from 0.9.3, Hydra applications such as verl) refuses the file:
     `ConstructorError: found duplicate key` (omegaconf/_utils.py:136-150 in omegaconf 2.3.0).
 
+    A key repeated with the same value (as the reader loads it: `1.0e-05` and `1.0e-5`) loses
+    nothing under `yaml.safe_load`: an info, which OmegaConf's readers would still refuse.
+
     ## Example
     ```yaml
     learning_rate: 1.0e-4
@@ -181,10 +184,22 @@ def yaml_duplicate_key(document, context):
     No fix: either value may be the one you meant.
     """
     for _, dotted, earlier, entry in _repeated_keys(document):
+        if _same_value(earlier.value, entry.value):  # nothing is dropped for yaml.safe_load's readers
+            yield Finding(entry.key_span, f"duplicate key '{dotted}' repeats the same value",
+                          related=[Related("first occurrence", earlier.key_span)], severity=Severity.INFO,
+                          note="yaml.safe_load (HF, ms-swift, accelerate) reads the file as if it were written once; OmegaConf "
+                               "(LLaMA-Factory 0.9.3+, Hydra apps) refuses it: found duplicate key")
+            continue
         yield Finding(entry.key_span, f"duplicate key '{dotted}': yaml.safe_load keeps this later value",
                       related=[Related("first occurrence, dropped", earlier.key_span)],
                       note="yaml.safe_load (HF, ms-swift, accelerate) drops the earlier value silently; OmegaConf "
                            "(LLaMA-Factory 0.9.3+, Hydra apps) refuses the file: found duplicate key")
+
+
+def _same_value(earlier, later) -> bool:
+    """Both values are scalars that load as the same value (`1.0e-05` and `1.0e-5`)."""
+    return (isinstance(earlier, Scalar) and isinstance(later, Scalar) and type(earlier.value) is type(later.value)
+            and earlier.value == later.value)
 
 
 @rule("DS003", "unreadable-file", severity="error", kinds=("unreadable",))

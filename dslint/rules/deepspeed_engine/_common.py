@@ -34,15 +34,37 @@ def optimizer_type(config: Mapping):
     return item, value.lower() if value.lower() in DEEPSPEED_OPTIMIZERS else value
 
 
+NOT_BUILT = "not built"  # client_optimizer_severity: the code passes its own, or whether it does is not known
+
+
 def client_optimizer_severity(use):
-    """DeepSpeed builds the config's optimizer/scheduler only when the code passes none: HF Trainer
-    and accelerate never do when the block exists (DummyOptim), the deepspeed launcher's scripts
-    usually do not, Megatron-DeepSpeed always passes its own. An error only for the former, and
-    only when the launch's program was read (a consumer guessed from the flags is a guess)."""
-    program = getattr(use.launch, "program", None)
-    if program is not None and not program.established:
-        return Severity.WARNING
-    return None if use.consumer in ds.HF_LIKE + ("deepspeed",) else Severity.WARNING
+    """The severity of a finding about the config's optimizer/scheduler blocks, which DeepSpeed
+    builds only when the code passes none (engine.py `_configure_optimizer`); NOT_BUILT when that
+    is not shown, and the finding is then not a fact about the launch.
+
+    - HF Trainer and accelerate never pass one when the block exists (DummyOptim): built. Their
+      program read: the rule's own severity; only assumed from the flags: a warning.
+    - A plain `deepspeed.initialize` program read: built when no call passes `optimizer=` (and
+      none spreads `**kwargs`); one that passes an optimizer keeps the block unbuilt.
+    - Megatron-DeepSpeed always passes its own (megatron/training.py `setup_model_and_optimizer`).
+    - A config no launch reaches: built where an accelerate config names it (accelerate reads
+      it), or its `"auto"` values say HF Trainer or accelerate read it (nothing else fills them:
+      a warning); otherwise not known."""
+    launch = use.launch
+    if launch is None:  # an accelerate config names it (accelerate reads it), or "auto" says HF/accelerate
+        if use.consumer in ds.HF_LIKE:
+            return None
+        return Severity.WARNING if use.consumer is None and ds.has_auto(use.config) else NOT_BUILT
+    program = getattr(launch, "program", None)
+    established = program is not None and program.established
+    if use.consumer in ds.HF_LIKE:
+        return None if established else Severity.WARNING
+    if use.consumer != "deepspeed" or not established or program.facts is None:
+        return NOT_BUILT
+    calls = [call for call in program.facts.calls if call.callee == "deepspeed.initialize"]
+    if not calls or any(call.spread or call.keywords.get("optimizer") is not None for call in calls):
+        return NOT_BUILT
+    return None
 
 
 def truthy(node) -> bool | None:

@@ -48,7 +48,9 @@ def offload_with_client_optimizer(use, context):
       One that has `"auto"` values is read by HF Trainer or accelerate (nothing else fills
       them), so it is judged as theirs too.
     - A plain `deepspeed.initialize` program that dslint read and that passes `optimizer=` to it
-      (`deepspeed.initialize(model=m, optimizer=opt, config=...)`): an error, citing the call.
+      (`deepspeed.initialize(model=m, optimizer=opt, config=...)`): an error, citing the call;
+      nothing when the files read use `DeepSpeedCPUAdam`/`DeepSpeedCPULion`/`DeepSpeedCPUAdagrad`
+      (Megatron-DeepSpeed builds one for `--cpu-optimizer`), which DeepSpeed accepts.
     - Any other config: nothing. Whether the training code passes an optimizer of its own is what
       decides, and a config no launch reaches, or a launch whose program was not read or passes
       none, does not say it.
@@ -141,6 +143,10 @@ def _why(use) -> str:
     )
 
 
+# The client optimizers ZeRO-Offload accepts (engine.py `_configure_zero_optimizer` checks for them).
+_DS_CPU_OPTIMIZERS = frozenset({"DeepSpeedCPUAdam", "DeepSpeedCPULion", "DeepSpeedCPUAdagrad"})
+
+
 def _client_optimizer(use):
     """The program's ``deepspeed.initialize(..., optimizer=...)`` call (its Evidence) when the
     launch's program was read and passes one; None when it passes none or that is not known."""
@@ -149,6 +155,8 @@ def _client_optimizer(use):
     facts = program.facts if program is not None and program.established else None
     if facts is None:
         return None
+    if any(name.rsplit(".", 1)[-1] in _DS_CPU_OPTIMIZERS for name in facts.uses):
+        return None  # it may hand over DeepSpeed's own CPU optimizer (Megatron's --cpu-optimizer), which DeepSpeed takes
     for call in facts.calls:
         if call.callee == "deepspeed.initialize" and call.keywords.get("optimizer", None) is not None:
             return call.evidence

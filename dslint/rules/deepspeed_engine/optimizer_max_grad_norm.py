@@ -7,7 +7,7 @@ from dslint.documents.model import Mapping
 from dslint.documents.edits import remove_json_entry
 from dslint.rule import rule
 from dslint.rules import _deepspeed as ds
-from dslint.rules.deepspeed_engine._common import client_optimizer_severity, optimizer_type, related_to
+from dslint.rules.deepspeed_engine._common import NOT_BUILT, client_optimizer_severity, optimizer_type, related_to
 
 
 @rule("DS237", "optimizer-max-grad-norm", severity="error", target="deepspeed", fix="safe or unsafe")
@@ -17,11 +17,13 @@ def optimizer_max_grad_norm(use, context):
     ## What it checks
     An `optimizer` block with a `type` whose `params` contain `max_grad_norm`, whatever its value.
 
-    Severity: an error when the launch lets DeepSpeed build the block (the deepspeed launcher, HF
-    Trainer, accelerate, ms-swift, LLaMA-Factory); a warning for a config no launch reaches and
-    under Megatron-DeepSpeed, which passes its own optimizer and LR scheduler to
-    `deepspeed.initialize` (megatron/training.py `setup_model_and_optimizer`), so the block is
-    never built.
+    Only where DeepSpeed builds the block: an error under HF Trainer, accelerate, ms-swift and
+    LLaMA-Factory (they pass no optimizer when the block exists) and under a plain
+    `deepspeed.initialize` program dslint read that passes no `optimizer=`; a warning where that
+    reader is only assumed, or a config no launch reaches has `"auto"` values (only HF Trainer and
+    accelerate fill them). Nothing under Megatron-DeepSpeed, which passes its own optimizer and LR
+    scheduler to `deepspeed.initialize` (megatron/training.py `setup_model_and_optimizer`), under
+    a program that passes one, or where the reader is not known.
 
     ## Why it matters
     DeepSpeed warns when it parses the config (config.py:723-730) and raises
@@ -51,8 +53,9 @@ def optimizer_max_grad_norm(use, context):
     if type_item is None or ds.raw(type_item.value) is None or not isinstance(params, Mapping):
         return
     item = params.entry("max_grad_norm")
-    if item is None:
-        return
+    severity = client_optimizer_severity(use) if item is not None else NOT_BUILT
+    if severity == NOT_BUILT:
+        return  # the code passes its own optimizer, or may: DeepSpeed then never builds this one
     clip = config.entry("gradient_clipping")
     remove = remove_json_entry(params, item)
     value_text = item.value.span.text.strip()
@@ -69,5 +72,5 @@ def optimizer_max_grad_norm(use, context):
         "parameter 'gradient_clipping'\" when it builds the optimizer (engine.py:2480-2484)",
         related=related_to(clip),
         fix=fix,
-        severity=client_optimizer_severity(use),
+        severity=severity,
     )

@@ -8,7 +8,7 @@ from dslint.documents.edits import replace_value
 from dslint.rule import rule
 from dslint.rules import _deepspeed as ds
 from dslint.rules import _deepspeed_schema as dss
-from dslint.rules.deepspeed_engine._common import client_optimizer_severity, related_to
+from dslint.rules.deepspeed_engine._common import NOT_BUILT, client_optimizer_severity, related_to
 from dslint.rules.deepspeed_engine._names import DEEPSPEED_SCHEDULERS, TORCH_SCHEDULERS
 
 
@@ -45,11 +45,13 @@ def scheduler_config(use, context):
 
     `"auto"` values are skipped: HF Trainer and accelerate fill them.
 
-    Severity: an error when the launch lets DeepSpeed build the block (the deepspeed launcher, HF
-    Trainer, accelerate, ms-swift, LLaMA-Factory); a warning for a config no launch reaches and
-    under Megatron-DeepSpeed, which passes its own optimizer and LR scheduler to
-    `deepspeed.initialize` (megatron/training.py `setup_model_and_optimizer`), so the block is
-    never built.
+    Only where DeepSpeed builds the block: an error under HF Trainer, accelerate, ms-swift and
+    LLaMA-Factory (they pass no optimizer when the block exists) and under a plain
+    `deepspeed.initialize` program dslint read that passes no `optimizer=`; a warning where that
+    reader is only assumed, or a config no launch reaches has `"auto"` values (only HF Trainer and
+    accelerate fill them). Nothing under Megatron-DeepSpeed, which passes its own optimizer and LR
+    scheduler to `deepspeed.initialize` (megatron/training.py `setup_model_and_optimizer`), under
+    a program that passes one, or where the reader is not known.
 
     ## Why it matters
     `DeepSpeed does not recognize LR scheduler CosineWarmup`, `WarmupCosineLR.__init__() got an
@@ -71,6 +73,8 @@ def scheduler_config(use, context):
     releases that raise on it leave which warmup was meant to you (older ones clamped it to 2).
     """
     severity = client_optimizer_severity(use)
+    if severity == NOT_BUILT:
+        return  # the code passes its own optimizer and scheduler, or may: DeepSpeed then never builds this one
     for finding in _scheduler_findings(use, context):
         if severity is not None and finding.severity is None:
             finding.severity = severity

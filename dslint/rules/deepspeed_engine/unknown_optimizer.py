@@ -8,7 +8,7 @@ from dslint.documents.edits import replace_value
 from dslint.rule import rule
 from dslint.rules import _deepspeed as ds
 from dslint.rules import _deepspeed_schema as dss
-from dslint.rules.deepspeed_engine._common import client_optimizer_severity
+from dslint.rules.deepspeed_engine._common import NOT_BUILT, client_optimizer_severity
 from dslint.rules.deepspeed_engine._names import DEEPSPEED_OPTIMIZERS, ONEBIT_OPTIMIZERS, ONEBIT_REMOVED, TORCH_OPTIMIZERS
 
 
@@ -25,11 +25,13 @@ def unknown_optimizer(use, context):
     that version and later (`deepspeed-version`). An `optimizer` block with no `type` is
     reported as a warning: DeepSpeed then builds no optimizer at all.
 
-    Severity: an error when the launch lets DeepSpeed build the block (the deepspeed launcher, HF
-    Trainer, accelerate, ms-swift, LLaMA-Factory); a warning for a config no launch reaches and
-    under Megatron-DeepSpeed, which passes its own optimizer and LR scheduler to
-    `deepspeed.initialize` (megatron/training.py `setup_model_and_optimizer`), so the block is
-    never built.
+    Only where DeepSpeed builds the block: an error under HF Trainer, accelerate, ms-swift and
+    LLaMA-Factory (they pass no optimizer when the block exists) and under a plain
+    `deepspeed.initialize` program dslint read that passes no `optimizer=`; a warning where that
+    reader is only assumed, or a config no launch reaches has `"auto"` values (only HF Trainer and
+    accelerate fill them). Nothing under Megatron-DeepSpeed, which passes its own optimizer and LR
+    scheduler to `deepspeed.initialize` (megatron/training.py `setup_model_and_optimizer`), under
+    a program that passes one, or where the reader is not known.
 
     ## Why it matters
     `AssertionError: OneBitAdam is not a supported DeepSpeed Optimizer` at
@@ -72,11 +74,14 @@ def unknown_optimizer(use, context):
     lowered = value.lower()
     if lowered in DEEPSPEED_OPTIMIZERS or value in TORCH_OPTIMIZERS:
         return
+    severity = client_optimizer_severity(use)
+    if severity == NOT_BUILT:
+        return  # the code passes its own optimizer, or may: DeepSpeed then never builds this one
     if lowered in ONEBIT_OPTIMIZERS:
         yield from versions.within([Finding(
             item.value.span,
             f"optimizer.type {value!r}: the 1-bit optimizers were removed in DeepSpeed {ONEBIT_REMOVED}",
-            severity=client_optimizer_severity(use),
+            severity=severity,
             note=f"{versions.label} raises '{value} is not a supported DeepSpeed Optimizer' at deepspeed.initialize",
             help=f"use Adam/AdamW, or pin deepspeed<{ONEBIT_REMOVED}",
         )], versions.since(ONEBIT_REMOVED))
@@ -93,5 +98,5 @@ def unknown_optimizer(use, context):
         note=note,
         help=None if fix else "DeepSpeed's optimizers: adam, adamw, adagrad, lamb, lion, muon, ...",
         fix=fix,
-        severity=client_optimizer_severity(use),
+        severity=severity,
     )

@@ -60,7 +60,9 @@ def gradient_clipping_default(use, context):
     else:
         now = (f"{clipping.where()} clips gradients at norm {norm} by default and older releases do not "
                f"({versions.candidates.why()})")
-    auto = ds.hf_like(use) or use.consumer is None
+    # "auto" only where every launch that reads the config fills it (a plain deepspeed.initialize
+    # loop or Megatron-DeepSpeed would compare the string with 0)
+    auto = ds.every_reader_fills_auto(use.document, context)
     yield Finding(
         ds.opening(use.config),
         "gradient_clipping is absent, and its default depends on the DeepSpeed version",

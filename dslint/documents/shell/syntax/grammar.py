@@ -91,13 +91,16 @@ class Grammar:
     def program(self) -> None:
         """inputunit, repeated to the end of the input (bash stops at the first error)."""
         while True:
+            # where the unit starts, taken before its first token is read: reading a word such as
+            # `A=(...)` or `$( ... )` reads tokens inside it, and token_start ends at the last of them
+            before = _unit_start(self.lx.text, self.lx.pos) if self.tok is None else self.lx.token_start
             tok = self.peek()
             if tok == EOF:
                 return
             if tok == "\n":
                 self.take()
                 continue
-            start = self.lx.token_start
+            start = before
             self.simple_list()
             if self.peek() not in ("\n", EOF) and self.lx.heredocs:
                 # bash reduces to simple_list, whose action reads pending here-documents, before
@@ -479,3 +482,18 @@ def _check_arith_for(exprs: str, line: int) -> None:
         raise LexError(line, "syntax error: arithmetic expression required")
     if count > 3:
         raise LexError(line, "syntax error: `;' unexpected")
+
+
+def _unit_start(text: str, pos: int) -> int:
+    """The first character at or after ``pos`` that is not a blank, a newline or a comment."""
+    n = len(text)
+    while pos < n:
+        ch = text[pos]
+        if ch in " \t\r\n":
+            pos += 1
+        elif ch == "#":
+            end = text.find("\n", pos)
+            pos = n if end == -1 else end
+        else:
+            break
+    return pos
