@@ -345,3 +345,25 @@ def test_known_releases_cover_the_shipped_schemas():
         known = known_releases(package)
         assert (known[0], known[-1]) == bounds(package), package
         assert list(known) == sorted(known, key=parse_version)
+
+
+def test_pip_install_in_a_shell_script_pins(tmp_path):
+    """A setup script the README runs first (`. install.sh`) pins what the launches run with, as a
+    Dockerfile's RUN pip install does; a comment or an echo is not an install."""
+    root = _repo(tmp_path, {
+        "install.sh": ("#!/bin/bash\nconda create -n halos python=3.10 -y\n# pip install accelerate==0.20.0\n"
+                       "ACC=0.33.0\npip install accelerate==${ACC} \\\n    'transformers>=4.44,<4.45'\necho pip install trl==9.9\n"),
+        "scripts/launch.sh": "accelerate launch --config_file fsdp.yaml train.py\n",
+    })
+    found = evidence("accelerate", root / "scripts" / "launch.sh")
+    assert found.exact == ("0.33.0",) and found.pins[0].line == 5 and found.pins[0].via == "pip install in a script"
+    assert _versions("transformers", root) and all(v.startswith("4.44") for v in _versions("transformers", root))
+    assert evidence("trl", root) is None
+
+
+def test_a_launch_scripts_own_installs_pin_nothing_for_the_folder(tmp_path):
+    root = _repo(tmp_path, {
+        "a.sh": "pip install transformers==4.40.0\ntorchrun --nproc_per_node 2 train.py\n",
+        "b.sh": "torchrun --nproc_per_node 2 train.py\n",
+    })
+    assert evidence("transformers", root / "b.sh") is None

@@ -3,7 +3,7 @@
 Read statically, nothing imported or executed: ``requirements*.txt`` / ``*.in`` (and
 ``requirements/*.txt``) with their ``-r``/``-c`` includes, ``pyproject.toml`` (PEP 621, PEP 735
 dependency groups, poetry, uv, pdm), ``setup.py`` (``ast``), ``setup.cfg``, ``environment*.yml``,
-``pip install`` lines of Dockerfiles (also in ``docker/``), and the lock files ``uv.lock``,
+``pip install`` lines of Dockerfiles (also in ``docker/``) and of shell scripts, and the lock files ``uv.lock``,
 ``poetry.lock`` and ``pdm.lock``. :mod:`dslint.evidence.versions` decides what the pins mean.
 """
 
@@ -483,6 +483,47 @@ def _pins_dockerfile(path: Path, text: str) -> list[Pin]:
     return pins
 
 
+_SHELL_ASSIGNMENT = re.compile(r"^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=")
+
+
+_PIP_COMMAND = re.compile(r"^(?:sudo\s+)?(?:[A-Za-z_][A-Za-z0-9_]*=\S*\s+)*(?:(?:\S*/)?python[0-9.]*\s+-m\s+pip|(?:\S*/)?pip[0-9.]*|uv\s+pip)\s+install\b")
+
+
+# A script that starts training: its installs are its own run's, not the folder's environment.
+_LAUNCHES = re.compile(r"(?m)^[^#\n]*(?:\b(?:deepspeed|torchrun|llamafactory-cli|ray\s+job\s+submit)\s|\baccelerate\s+launch\b"
+                       r"|\bswift\s+(?:sft|pt|rlhf|infer|deploy)\b|\bmegatron\s+(?:sft|pt|rlhf)\b|\btorch\.distributed\.(?:run|launch)\b)")
+
+
+def _pins_shell(path: Path, text: str) -> list[Pin]:
+    """``pip install`` commands of a shell script that sets up the environment (an ``install.sh``
+    the README runs first), read as a Dockerfile's RUN lines are: the script's own assignments
+    fill its ``$VARIABLES``; a comment or `echo pip install ...` installs nothing. A script that
+    also launches training pins nothing for the folder: what it installs is its own run's. Each
+    command is placed at its first line."""
+    if _LAUNCHES.search(text):
+        return []
+    raw = text.splitlines()
+    lines = [""] * len(raw)
+    index = 0
+    while index < len(raw):
+        first, joined = index, raw[index]
+        while joined.rstrip().endswith("\\") and index + 1 < len(raw):
+            index += 1
+            joined = joined.rstrip()[:-1] + " " + raw[index]
+        index += 1
+        stripped = joined.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        if _SHELL_ASSIGNMENT.match(joined):
+            lines[first] = "ENV " + re.sub(r"^\s*export\s+", "", joined)
+            continue
+        installs = [part.strip() for part in re.split(r"&&|\|\||;|\|", joined) if _PIP_COMMAND.match(part.strip())]
+        if installs:
+            lines[first] = "RUN " + " && ".join(installs)
+    return [Pin(pin.package, pin.kind, pin.spec, pin.path, pin.line, pin.dialect, pin.ref, pin.release, "pip install in a script")
+            for pin in _pins_dockerfile(path, "\n".join(lines))]
+
+
 # --------------------------------------------------------------------------------------------
 # Lock files: exact versions
 # --------------------------------------------------------------------------------------------
@@ -520,6 +561,8 @@ def _reader_for(name: str):
         return _pins_dockerfile, _MAX_BYTES
     if name in ("uv.lock", "poetry.lock", "pdm.lock"):
         return _pins_lock, _MAX_LOCK_BYTES
+    if name.endswith((".sh", ".bash")):
+        return _pins_shell, _MAX_BYTES
     return None
 
 
