@@ -11,7 +11,8 @@ DeepSpeed configs no launch reaches, nor training configs no script launches):
   plain ``python``, and ``python -m`` of a framework that starts its own workers: verl, OpenRLHF);
 - *consumer*: the program that reads the launch is established (``program.established``), not
   assumed from flags;
-- *world size* and *global batch*: a value, not unknown.
+- *world size* and *global batch*: a value, not unknown (for verl and OpenRLHF, the samples per
+  optimizer step their own arithmetic gives, ``framework.global_batch``).
 
 ``--values FILE`` writes every resolved value with its origin (path:line and the launch) as TSV, for
 the by-hand check the report asks for: pick rows at random and check each against the files.
@@ -73,11 +74,15 @@ def main(argv: list[str] | None = None) -> int:
                 world = _value(launch.get("world_size"))
                 counts["world size"] += world is not None
                 batch = (launch.get("batch") or {}).get("global_batch")
+                formula = (launch.get("batch") or {}).get("formula", "")
+                framework = (launch.get("framework") or {}).get("global_batch")
+                if batch is None and framework:  # verl, OpenRLHF: the framework's own arithmetic
+                    batch, formula = framework.get("value"), framework.get("origin", "")
                 counts["global batch"] += batch is not None
                 if world is not None:
                     rows.append((where, "world size", world, launch["world_size"].get("origin", "")))
                 if batch is not None:
-                    rows.append((where, "global batch", batch, launch["batch"].get("formula", "")))
+                    rows.append((where, "global batch", batch, formula))
     total = collections.Counter()
     for counts in table.values():
         total.update(counts)

@@ -40,6 +40,9 @@ def test_verl_batch_arithmetic_with_provenance(tmp_path, monkeypatch):
     text = render([e])
     assert "framework  verl PPO (verl.trainer.main_ppo): 1024 prompts × 5 responses = 5120 samples per step on 8 GPUs" in text
     assert "= actor mini batch per GPU 160" in text
+    # `python3 -m verl.trainer.main_ppo` is one Ray driver: the world that trains is verl's workers
+    assert e.world_size.value == 8 and "trainer.n_gpus_per_node 8 × trainer.nnodes 1" in e.world_size.origin
+    assert f.global_batch.value == 256 * 5  # each PPO mini batch is one optimizer step of the actor
 
 
 def test_verl_failed_check_is_shown(tmp_path, monkeypatch):

@@ -178,6 +178,11 @@ def explain_plan(plan: LaunchPlan, options: Options, kind: str | None = None) ->
     world = _known(plan.world_size)
     if world is None and kind != "deepspeed-config" and options.world_size is not None:
         world = Value(options.world_size, options.world_size_origin)
+    the_framework = framework.build(reading)
+    if plan.launcher == "python" and the_framework is not None and the_framework.world is not None and the_framework.world.value:
+        # `python -m verl.trainer.main_ppo` or an OpenRLHF ray driver is one process that starts the
+        # framework's workers: the world that trains is theirs
+        world = Value(the_framework.world.value, f"{the_framework.label}: {the_framework.world.origin}")
     parallel = parallelism.build(reading, world)
     the_batch = batch.build(reading, world, parallel.data_parallel)
     the_steps = steps.build(reading, the_batch)
@@ -190,7 +195,7 @@ def explain_plan(plan: LaunchPlan, options: Options, kind: str | None = None) ->
         consumer=plan.consumer, entry=plan.entry, nodes=_known(plan.nodes), procs_per_node=procs, world_size=world,
         parallel=parallel, batch=the_batch, steps=the_steps, precision=the_precision, zero=the_zero, model=the_model,
         memory=memory, notes=reading.notes, plan=plan, program=plan.program, via=launch.via(plan), slurm=launch.slurm(plan),
-        versions=launch.versions(reading), layout=layout_info(plan), framework=framework.build(reading),
+        versions=launch.versions(reading), layout=layout_info(plan), framework=the_framework,
     )
 
 

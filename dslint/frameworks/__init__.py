@@ -77,11 +77,17 @@ class FrameworkBatch:
     derived: list[Quantity] = field(default_factory=list)  # what the framework computes from them
     checks: list[Check] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    # The processes that train (the launch itself may be one Ray driver) and the samples per
+    # optimizer step, as the framework computes them; None when unknown.
+    world: Quantity | None = None
+    global_batch: Quantity | None = None
 
     def to_dict(self) -> dict:
         return {"framework": self.framework, "label": self.label, "summary": self.summary,
                 "factors": [q.to_dict() for q in self.factors], "derived": [q.to_dict() for q in self.derived],
-                "checks": [c.to_dict() for c in self.checks], "notes": list(self.notes)}
+                "checks": [c.to_dict() for c in self.checks], "notes": list(self.notes),
+                "world": self.world.to_dict() if self.world else None,
+                "global_batch": self.global_batch.to_dict() if self.global_batch else None}
 
 
 @dataclass(frozen=True)

@@ -162,6 +162,9 @@ def explain(plan, settings=None) -> FrameworkBatch | None:
                        _quantity(found.ring, "--ring_attn_size", "GPUs that share one sequence (ring attention)"),
                        _quantity(found.tp, "--ds_tensor_parallel_size", "GPUs that share one layer (DeepSpeed AutoTP)"),
                        Quantity("world size", "processes", found.world, found.world_origin)]
+        out.world = out.factors[-1]
+        if found.batch.value is not None:
+            out.global_batch = Quantity("--train_batch_size", "samples per optimizer step", found.batch.value, "--train_batch_size")
         out.derived = [
             Quantity("data parallel", "model replicas", found.world // (found.ring.value * found.tp.value) if found.world % (found.ring.value * found.tp.value) == 0 else None,
                      f"world {found.world} / (ring {found.ring.value} × tensor parallel {found.tp.value})"),

@@ -423,8 +423,13 @@ def _explain_ppo(plan) -> FrameworkBatch | None:
         out.derived.append(Quantity("responses per step", "samples generated and trained on per step", train * n,
                                     f"data.train_batch_size {train} × rollout.n {n}"))
     if gpus is not None:
-        out.derived.append(Quantity("n_gpus", "GPUs Ray places the workers on", gpus,
-                                    f"trainer.n_gpus_per_node {_text(model.gpus_per_node.value)} × trainer.nnodes {_text(model.nnodes.value)}"))
+        out.world = Quantity("n_gpus", "GPUs Ray places the workers on", gpus,
+                             f"trainer.n_gpus_per_node {_text(model.gpus_per_node.value)} × trainer.nnodes {_text(model.nnodes.value)}")
+        out.derived.append(out.world)
+    if mini is not None and n is not None:
+        # each mini batch is one optimizer step of the actor (verl/workers/actor/dp_actor.py update_policy)
+        out.global_batch = Quantity("actor samples per optimizer step", "ppo_mini_batch_size prompts × their responses",
+                                    mini * n, f"ppo_mini_batch_size {mini} × rollout.n {n}")
     if train is not None and mini:
         out.derived.append(Quantity("mini batches per step", "optimizer steps per training step and epoch",
                                     train // mini, f"data.train_batch_size {train} // ppo_mini_batch_size {mini}"))
