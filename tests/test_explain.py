@@ -426,3 +426,14 @@ def test_explain_a_config_shows_the_launches_that_use_it_as_check_does(tmp_path,
     assert "DS101" in invoke(["check", "--no-cache", "ds.json"]).stdout  # the same launch, the same verdict
     alone = invoke(["explain", "other.json", "--world-size", "3"]).stdout
     assert "run.sh:2: deepspeed" in alone and "run.sh:1" not in alone
+
+
+def test_megatron_deepspeed_global_batch_comes_from_its_flags_not_the_config(tmp_path, monkeypatch):
+    """Megatron-DeepSpeed sets DeepSpeed's train batch from --global-batch-size at every step
+    (megatron/training.py set_train_batch_size): the config's train_batch_size is not the run's."""
+    (e,) = _explain(tmp_path, monkeypatch, {
+        "ds.json": '{"train_batch_size": 64, "train_micro_batch_size_per_gpu": 4}\n',
+        "run.sh": "deepspeed --num_gpus 8 pretrain_gpt.py --micro-batch-size 4 --global-batch-size 1024 "
+                  "--tensor-model-parallel-size 1 --deepspeed --deepspeed_config ds.json\n"})
+    assert e.batch.global_batch == 1024
+    assert e.batch.accumulation.value == 1024 // (4 * 8)

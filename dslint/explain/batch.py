@@ -153,8 +153,14 @@ def _megatron_batch(reading: Reading, dp: Value | None) -> Batch:
     arg = reading.arg("global_batch_size")
     if arg is not None and as_int(arg.value):
         global_value = from_arg(arg, as_int(arg.value))
-    else:
+    elif reading.consumer == "megatron":
         global_value = defaulted(16, "Megatron-SWIFT's default global_batch_size 16 (megatron_args.py:482-483)")
+    elif dp is not None and micro.value:
+        # Megatron-LM / Megatron-DeepSpeed: no --global-batch-size is one micro batch per data-parallel rank
+        global_value = defaulted(micro.value * dp.value, "Megatron's default global_batch_size: micro batch × data parallel "
+                                 "(megatron/arguments.py, `if args.global_batch_size is None`)")
+    else:
+        return _product(reading, micro, None, dp, notes)
     accumulation = None
     if dp is not None and micro.value:
         step = micro.value * dp.value

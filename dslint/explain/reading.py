@@ -35,7 +35,13 @@ class Reading:
         plan = self.plan
         self.notes = list(plan.notes)
         self.consumer = plan.consumer
-        self.megatron = plan.consumer == "megatron" or (plan.consumer is None and "global_batch_size" in plan.args and "micro_batch_size" in plan.args)
+        flags = "global_batch_size" in plan.args and "micro_batch_size" in plan.args
+        kind = getattr(plan.program, "kind", None)
+        # Megatron's flags, or a Megatron-DeepSpeed program: Megatron sets DeepSpeed's train batch
+        # from --global-batch-size at every step (megatron/training.py set_train_batch_size), so the
+        # DeepSpeed config's train_batch_size is not the run's
+        self.megatron = (plan.consumer == "megatron" or kind == "megatron-deepspeed"
+                         or (flags and (plan.consumer is None or (plan.consumer == "deepspeed" and not getattr(plan.program, "established", False)))))
         self.config = plan.deepspeed.config if plan.deepspeed is not None else None
 
     def arg(self, *names: str) -> Arg | None:
