@@ -437,3 +437,9 @@ def test_megatron_deepspeed_global_batch_comes_from_its_flags_not_the_config(tmp
                   "--tensor-model-parallel-size 1 --deepspeed --deepspeed_config ds.json\n"})
     assert e.batch.global_batch == 1024
     assert e.batch.accumulation.value == 1024 // (4 * 8)
+
+
+def test_a_command_that_does_not_train_has_no_batch_and_no_steps(tmp_path, monkeypatch):
+    (e,) = _explain(tmp_path, monkeypatch, {"merge.sh": "swift export --adapters out/ckpt --merge_lora true\n"})
+    assert e.batch.global_batch is None and "swift export does not train" in e.batch.formula
+    assert e.steps.epochs is None and e.steps.total_steps is None

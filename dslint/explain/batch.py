@@ -20,6 +20,7 @@ from dslint.documents.model import Mapping, Scalar
 from dslint.explain.lines import line, more, shown, why
 from dslint.explain.origins import Value, defaulted, dict_or_none, fmt, from_arg
 from dslint.explain.reading import Reading
+from dslint.launch.args import is_training
 from dslint.launch.plan import HF_LIKE
 from dslint.values import as_int
 
@@ -52,6 +53,8 @@ class Batch:
 
 
 def build(reading: Reading, world: Value | None, dp: Value | None) -> Batch:
+    if not is_training(reading.plan):  # swift export / infer / deploy, llamafactory-cli export: no optimizer step
+        return Batch(None, None, dp, None, None, f"no training batch: {reading.plan.entry} does not train")
     if reading.megatron:
         return _megatron_batch(reading, dp)
     if reading.consumer in HF_LIKE:

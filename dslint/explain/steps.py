@@ -18,6 +18,7 @@ from dslint.explain.origins import Value, defaulted, dict_or_none, from_arg, to_
 from dslint.explain.reading import Reading
 from dslint.launch.plan import HF_LIKE
 from dslint.values import as_int
+from dslint.launch.args import is_training
 
 if TYPE_CHECKING:
     from dslint.explain import Explanation
@@ -46,6 +47,8 @@ class Steps:
 
 
 def build(reading: Reading, batch: Batch) -> Steps:
+    if not is_training(reading.plan):
+        return Steps(None, None, None, None, None, None, f"{reading.plan.entry} does not train: no optimizer steps")
     if reading.options.samples is not None:
         samples = Value(reading.options.samples, "--samples on the command line")
     else:
