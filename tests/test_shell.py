@@ -809,6 +809,22 @@ def test_ssh_and_pdsh_strings_run_in_a_remote_shell():
     assert [c.basename for c in s.commands] == ["ssh", "cd", "deepspeed", "ssh", "torchrun", "pdsh", "python", "ssh"]
 
 
+def test_a_child_shell_starts_with_the_environment_of_the_command_that_runs_it():
+    s = parse(
+        "export A=1\n"
+        "CUDA_VISIBLE_DEVICES=0,1 bash -c 'deepspeed a.py'\n"
+        "env -i C=3 bash -c 'deepspeed b.py'\n"
+        "docker run --gpus all -e B=2 img bash -c 'cd /ws && deepspeed c.py'\n"
+        "singularity exec --nv img.sif bash -c 'deepspeed d.py'\n"
+    )
+    launches = [c for c in s.commands if c.basename == "deepspeed"]
+    assert [_env(c) for c in launches] == [
+        {"A": "1", "CUDA_VISIBLE_DEVICES": "0,1"}, {"C": "3"}, {"B": "2"}, {"A": "1"},
+    ]
+    # the value is where the prefix assignment is, as for `CUDA_VISIBLE_DEVICES=0,1 deepspeed a.py`
+    assert launches[0].environment["CUDA_VISIBLE_DEVICES"].span == command(s, "bash").environment["CUDA_VISIBLE_DEVICES"].span
+
+
 @pytest.mark.parametrize(
     "hosts, count",
     [("node1", 1), ("node[1-4]", 4), ("node[1-2,7],login", 4), ("gpu[01-16]", 16), ("^hosts.txt", None), ("a[1-x]", None)],

@@ -22,7 +22,7 @@ from .expand import Expander
 from .model import Command, FunctionDef, Script, Switch, Word
 from .pieces import PLACEHOLDER
 from .textmap import TextMap
-from .variables import ASSIGN_WORD_RE, NAME_RE, Ctx, VarTable, unknown_var
+from .variables import ASSIGN_WORD_RE, NAME_RE, Ctx, Var, VarTable, unknown_var
 
 _REDIRECTS = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
 _HOISTING = frozenset({"pipeline", "list", "redirected_statement", "negated_command"})
@@ -406,7 +406,7 @@ class Walker:
         inner = ctx._replace(from_eval=True, depth=ctx.depth + 1, runner=cmd)
         try:
             if child_shell:
-                table.own({n: v for n, v in table.vars.items() if v.exported and not v.unset and shell != "remote"})
+                table.own({} if shell == "remote" else _child_environment(cmd, table.vars))
             for k, assumed in enumerate(unknown):
                 table.set_var(f"{PLACEHOLDER}{k}", unknown_var(False, None, "assignment", assumed))
             self.block(tree.root_node.children, inner._replace(child_shell=True) if child_shell else inner)
@@ -417,6 +417,22 @@ class Walker:
             if child_shell:
                 table.use(old_vars)
             self.eval_depth -= 1
+
+
+def _child_environment(cmd: Command, variables: dict[str, Var]) -> dict[str, Var]:
+    """The variables a child shell (``bash -c``, ``sbatch --wrap``) starts with: the environment
+    of the command that runs it, with its prefix assignments (``CUDA_VISIBLE_DEVICES=0,1 bash -c
+    ...``) and what its wrappers give or take (``env -i``, ``docker run -e``)."""
+    scope = cmd._scope
+    if scope is None:
+        return {n: v for n, v in variables.items() if v.exported and not v.unset}
+    visible, extra, unsets, clears, _child = scope
+    out = {} if clears else {n: v for n, v in visible.items() if v.exported and not v.unset}
+    for name in unsets:
+        out.pop(name, None)
+    for name, value in extra:
+        out[name] = Var(((value.value, value.assumed),), True, value.span, "prefix")
+    return out
 
 
 def assignment_sites(tm: TextMap, node) -> list[tuple[int, str]]:
