@@ -338,6 +338,25 @@ def test_the_launch_behind_wrappers_and_a_batch_script(tmp_path, monkeypatch):
     assert "  via        srun --ntasks-per-node=1 (line 6)\n" in text and "  slurm      #SBATCH --nodes=2" in text
 
 
+def test_the_launch_inside_a_container_or_a_remote_shell(tmp_path, monkeypatch):
+    """explain names the container or the remote shell that runs the launch (issue 22 item 4)."""
+    script = (
+        "singularity exec --nv img.sif torchrun --nproc_per_node 8 train.py --deepspeed ds.json\n"
+        "docker run --gpus all -e CUDA_VISIBLE_DEVICES=0,1 -v $PWD:/ws img deepspeed train.py --deepspeed ds.json\n"
+        'ssh node1 "cd /ws && deepspeed --num_gpus 4 train.py --deepspeed ds.json"\n'
+        'pdsh -w node[1-2] "cd /ws && torchrun --nnodes 2 --nproc_per_node 8 train.py --deepspeed ds.json"\n'
+    )
+    found = _explain(tmp_path, monkeypatch, {"run.sh": script, "ds.json": '{"train_micro_batch_size_per_gpu": 2}\n'})
+    assert [e.via for e in found] == [
+        ["singularity exec --nv img.sif (line 1)"],
+        ["docker run --gpus all -e CUDA_VISIBLE_DEVICES=0,1 -v $PWD:/ws img (line 2)"],
+        ["the string `ssh` runs on node1 (line 3), read as a script by the remote shell"],
+        ["the string `pdsh` runs on node[1-2] (line 4), read as a script by the remote shell"],
+    ]
+    assert [e.world_size.value for e in found] == [8, 2, 4, 16]
+    assert "  via        singularity exec --nv img.sif (line 1)\n" in render(found[:1])
+
+
 def test_versions_with_their_evidence(tmp_path, monkeypatch):
     (tmp_path / ".git").mkdir()
     files = {

@@ -333,6 +333,25 @@ def test_slurm_and_mpi_wrappers():
     assert {k: v.value for k, v in second.environment.items()} == {"NCCL_DEBUG": "INFO", "OMP_NUM_THREADS": "4"}
 
 
+def test_launches_inside_containers_and_remote_shells():
+    found = launches(
+        "singularity exec --nv img.sif torchrun --nproc_per_node 8 train.py --deepspeed ds.json\n"
+        "apptainer run --nv docker://nvcr.io/nvidia/pytorch:24.05-py3 deepspeed --num_gpus 2 a.py\n"
+        "docker run --gpus all -e CUDA_VISIBLE_DEVICES=0,1 -v $PWD:/ws img deepspeed b.py --deepspeed ds.json\n"
+        "docker exec trainer accelerate launch --num_processes 4 c.py\n"
+        'ssh node1 "cd /ws && llamafactory-cli train sft.yaml"\n'
+        'pdsh -w node[1-2] "cd /ws; python -m torch.distributed.run --nnodes 2 --nproc_per_node 8 d.py"\n'
+        "singularity run img.sif e.py\n"
+    )
+    assert [(launch.launcher, launch.program.value if launch.program else launch.config_file.value) for launch in found] == [
+        ("torchrun", "train.py"), ("deepspeed", "a.py"), ("deepspeed", "b.py"), ("accelerate", "c.py"),
+        ("llamafactory", "sft.yaml"), ("torchrun", "d.py"),
+    ]
+    assert found[0].option("nproc_per_node").text == "8" and found[5].option("nnodes").text == "2"
+    assert found[2].environment["CUDA_VISIBLE_DEVICES"].value == "0,1"
+    assert [launch.command.runner.basename for launch in found[4:]] == ["ssh", "pdsh"]
+
+
 def test_launches_in_functions_branches_and_eval():
     found = fixture("functions_eval.sh")
     summary = [

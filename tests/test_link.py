@@ -108,7 +108,48 @@ CASES = [
         dict(launcher="deepspeed", consumer="hf", procs=4, nodes=1, world=4, ds="ds.json", origin=["--num_gpus 4"]),
         id="eval-constant-string",
     ),
+    # containers and remote shells (issue 22 item 4): the world of the launch inside them
+    pytest.param(
+        {"run.sh": "export CUDA_VISIBLE_DEVICES=0,1,2,3\nsingularity exec --nv img.sif deepspeed train.py --deepspeed ds.json\n", "ds.json": DS},
+        dict(launcher="deepspeed", consumer="hf", procs=4, nodes=1, world=4, ds="ds.json", origin=["CUDA_VISIBLE_DEVICES=0,1,2,3"]),
+        id="apptainer-passes-the-host-environment-in",
+    ),
+    pytest.param(
+        {"run.sh": "export CUDA_VISIBLE_DEVICES=0,1,2,3\ndocker run --gpus 2 -v $PWD:/ws -w /ws img deepspeed train.py --deepspeed ds.json\n", "ds.json": DS},
+        dict(launcher="deepspeed", consumer="hf", procs=2, nodes=1, world=2, ds="ds.json", origin=["docker run --gpus 2 (run.sh:2): the container sees 2 GPU(s)"]),
+        id="docker-gpus-count-not-the-host-exports",
+    ),
+    pytest.param(
+        {"run.sh": "docker run --gpus '\"device=1,3,5\"' img torchrun --nproc_per_node gpu train.py --deepspeed ds.json\n", "ds.json": DS},
+        dict(launcher="torchrun", consumer="hf", procs=3, nodes=1, world=3, ds="ds.json", origin=["the container sees 3 GPU(s)"]),
+        id="docker-gpus-devices",
+    ),
+    pytest.param(
+        {"run.sh": "export CUDA_VISIBLE_DEVICES=0\nssh node1 'cd /ws && deepspeed train.py --deepspeed ds.json'\n", "ds.json": DS},
+        dict(launcher="deepspeed", consumer="hf", procs=None, nodes=1, world=None, ds="ds.json", origin=[]),
+        id="ssh-the-local-exports-do-not-reach-the-remote-shell",
+    ),
 ]
+
+
+def test_a_launch_in_a_container_or_on_another_host_runs_in_a_folder_the_wrapper_chooses(tmp_path, monkeypatch):
+    script = (
+        "docker run img deepspeed train.py --deepspeed a.json\n"  # the image's working directory
+        "docker run -v $PWD:/ws -w /ws/ img deepspeed train.py --deepspeed b.json\n"  # the caller's folder, mounted
+        "singularity exec img.sif deepspeed train.py --deepspeed c.json\n"  # the caller's folder, a default bind
+        "singularity exec --pwd /opt/app img.sif deepspeed train.py --deepspeed d.json\n"
+        'ssh node1 "deepspeed train.py --deepspeed e.json"\n'
+        'pdsh -w node[1-4] "cd /ws; torchrun --nnodes 4 --nproc_per_node 8 train.py --deepspeed f.json"\n'
+    )
+    plans = plans_for(tmp_path, monkeypatch, {"run.sh": script})
+    away = {plan.deepspeed.raw: plan.runs_elsewhere for plan in plans}
+    assert away["a.json"] == "it runs inside a container started at run.sh:1, in the image's working directory"
+    assert away["b.json"] is None and away["c.json"] is None
+    assert "with --pwd" in away["d.json"]
+    assert away["e.json"] == "it runs on node1 through ssh (run.sh:5), from the folder the remote shell starts in"
+    pdsh = plans[-1]
+    assert any(note.startswith("pdsh runs a copy of torchrun on each of its 4 hosts (node[1-4], run.sh:6)") for note in pdsh.notes)
+    assert pdsh.world_size.value == 32
 
 
 @pytest.mark.parametrize("files,want", CASES)

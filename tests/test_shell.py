@@ -733,6 +733,108 @@ def test_a_submitter_passes_the_command_after_double_dash():
     assert len([c for c in s.commands if c.basename == "python"]) == 1
 
 
+# ---- containers and remote shells (issue 22 item 4) ----
+
+
+def _env(cmd) -> dict:
+    return {name: value.value for name, value in cmd.environment.items()}
+
+
+def test_container_wrappers_are_peeled_with_the_environment_they_give():
+    s = parse(
+        "export CUDA_VISIBLE_DEVICES=3 NCCL_DEBUG=INFO APPTAINERENV_OMP_NUM_THREADS=4\n"
+        "singularity --quiet exec --nv -B /data:/data --pwd /ws img.sif torchrun --nproc_per_node 8 a.py\n"
+        "apptainer run --cleanenv --env NCCL_P2P_DISABLE=1 img.sif deepspeed b.py\n"
+        "docker run --rm -it --gpus all --shm-size 16g -e CUDA_VISIBLE_DEVICES=0,1 -e NCCL_DEBUG --env=HF_HOME=/h "
+        "-v $PWD:/ws -w /ws nvcr.io/nvidia/pytorch:24.05-py3 accelerate launch c.py\n"
+        "docker exec -it -u root box python -m torch.distributed.run --nproc_per_node 2 d.py\n"
+        "docker container run --entrypoint '' img python e.py\n"
+    )
+    torchrun = command(s, "torchrun")
+    assert [w.value for w in torchrun.wrappers][-1] == "img.sif" and torchrun.args[-1].value == "a.py"
+    # apptainer passes the host's environment in, and APPTAINERENV_NAME as NAME
+    assert _env(torchrun) == {"CUDA_VISIBLE_DEVICES": "3", "NCCL_DEBUG": "INFO", "APPTAINERENV_OMP_NUM_THREADS": "4", "OMP_NUM_THREADS": "4"}
+    # --cleanenv: only what it is given
+    assert _env(command(s, "deepspeed")) == {"OMP_NUM_THREADS": "4", "NCCL_P2P_DISABLE": "1"}
+    # docker: the image's environment and -e, never the calling shell's exports; `-e NAME` passes NAME's value on
+    accelerate = command(s, "accelerate")
+    assert accelerate.args[:2][1].value == "c.py" and accelerate.wrappers[-1].value == "nvcr.io/nvidia/pytorch:24.05-py3"
+    assert _env(accelerate) == {"NCCL_DEBUG": "INFO", "CUDA_VISIBLE_DEVICES": "0,1", "HF_HOME": "/h"}
+    pythons = [c for c in s.commands if c.basename == "python"]
+    assert [c.args[-1].value for c in pythons] == ["d.py", "e.py"] and _env(pythons[0]) == {}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "singularity run img.sif train.py --lr 1\n",  # the runscript takes the words: not a command of ours
+        "docker run img --config ds.json\n",  # the image's ENTRYPOINT takes them
+        "docker run --entrypoint python img train.py\n",
+        "docker run --env-file .env img deepspeed train.py\n",  # names dslint cannot read
+        "docker run -e \"$EXTRA_ENV\" img deepspeed train.py\n",
+        "apptainer exec --env A=1,B=2 img.sif deepspeed train.py\n",
+        "docker build -t img .\n",
+    ],
+)
+def test_container_calls_whose_command_or_environment_is_not_known_are_not_peeled(text):
+    s = parse(text)
+    assert all(not c.wrappers for c in s.commands) and s.commands[0].basename in ("singularity", "docker", "apptainer")
+
+
+def test_container_options_only_known_at_run_time():
+    s = parse("singularity exec $SING_OPTS $IMAGE torchrun --nproc_per_node 8 a.py\nsingularity exec $IMAGE python b.py\n")
+    assert [w.raw for w in command(s, "torchrun").wrappers] == ["singularity", "exec", "$SING_OPTS", "$IMAGE"]
+    assert [w.raw for w in command(s, "python").wrappers] == ["singularity", "exec", "$IMAGE"]
+
+
+def test_ssh_and_pdsh_strings_run_in_a_remote_shell():
+    text = (
+        "export NCCL_DEBUG=INFO\n"
+        "N=4\n"
+        'ssh -p 2222 node1 -t "cd /ws && deepspeed --num_gpus $N train.py"\n'
+        "ssh node2 'torchrun --nproc_per_node $N b.py'\n"
+        "pdsh -R ssh -f 8 -w node[1-2] python c.py --x 1\n"
+        "ssh -N -L 8080:localhost:80 gateway\n"
+    )
+    s = parse(text)
+    deepspeed = command(s, "deepspeed")
+    assert deepspeed.runner.basename == "ssh" and [w.value for w in deepspeed.args] == ["--num_gpus", "4", "train.py"]
+    assert deepspeed.environment == {}  # nothing the calling shell exports reaches the remote shell
+    assert deepspeed.subshell  # its `cd` moves nothing after it here
+    # single quotes keep $N for the remote shell, where it is not set by the script
+    assert [w.value for w in command(s, "torchrun").args] == ["--nproc_per_node", None, "b.py"]
+    python = command(s, "python")
+    assert python.runner.basename == "pdsh" and [w.value for w in python.args] == ["c.py", "--x", "1"]
+    assert pos(python.name.span) == (5, 31)
+    assert [c.basename for c in s.commands] == ["ssh", "cd", "deepspeed", "ssh", "torchrun", "pdsh", "python", "ssh"]
+
+
+def test_a_child_shell_starts_with_the_environment_of_the_command_that_runs_it():
+    s = parse(
+        "export A=1\n"
+        "CUDA_VISIBLE_DEVICES=0,1 bash -c 'deepspeed a.py'\n"
+        "env -i C=3 bash -c 'deepspeed b.py'\n"
+        "docker run --gpus all -e B=2 img bash -c 'cd /ws && deepspeed c.py'\n"
+        "singularity exec --nv img.sif bash -c 'deepspeed d.py'\n"
+    )
+    launches = [c for c in s.commands if c.basename == "deepspeed"]
+    assert [_env(c) for c in launches] == [
+        {"A": "1", "CUDA_VISIBLE_DEVICES": "0,1"}, {"C": "3"}, {"B": "2"}, {"A": "1"},
+    ]
+    # the value is where the prefix assignment is, as for `CUDA_VISIBLE_DEVICES=0,1 deepspeed a.py`
+    assert launches[0].environment["CUDA_VISIBLE_DEVICES"].span == command(s, "bash").environment["CUDA_VISIBLE_DEVICES"].span
+
+
+@pytest.mark.parametrize(
+    "hosts, count",
+    [("node1", 1), ("node[1-4]", 4), ("node[1-2,7],login", 4), ("gpu[01-16]", 16), ("^hosts.txt", None), ("a[1-x]", None)],
+)
+def test_pdsh_host_lists(hosts, count):
+    from dslint.documents.shell.remote import hostlist_size
+
+    assert hostlist_size(hosts) == count
+
+
 def test_bash_c_string_is_read_with_positions_inside_it():
     text = "srun -N 2 bash -c 'torchrun --nproc_per_node 8 a.py --lr 1e-4'\n"
     s = parse(text)

@@ -12,7 +12,10 @@ from dslint.launch.plan import LaunchPlan
 
 def via(plan: LaunchPlan) -> list[str]:
     """What runs the launch, outermost first: the command that runs the string it is read from
-    (``bash -c``, ``eval``, ``sbatch --wrap``) and the wrappers in front of it (``srun``, ``uv run``)."""
+    (``bash -c``, ``eval``, ``sbatch --wrap``, ``ssh HOST``) and the wrappers in front of it
+    (``srun``, ``uv run``, ``docker run``)."""
+    from dslint.documents.shell.remote import REMOTE_SHELLS, remote_call  # a training-YAML run reads no shell
+
     command = getattr(plan.command, "command", None)
     out: list[str] = []
     while command is not None:
@@ -25,7 +28,13 @@ def via(plan: LaunchPlan) -> list[str]:
             out.append(f"{' '.join(w.raw for w in written)} (line {line})")
         runner = command.runner
         if runner is not None:
-            out.append(f"the string `{runner.basename}` runs (line {runner.span.source.position(runner.span.start)[0]}), read as a script")
+            at = runner.span.source.position(runner.span.start)[0]
+            remote = remote_call(runner.basename, runner.args) if runner.basename in REMOTE_SHELLS else None
+            if remote is not None:
+                hosts = " ".join(w.raw for w in remote.hosts) or "its hosts"
+                out.append(f"the string `{runner.basename}` runs on {hosts} (line {at}), read as a script by the remote shell")
+            else:
+                out.append(f"the string `{runner.basename}` runs (line {at}), read as a script")
         command = runner
     return list(reversed(out))
 

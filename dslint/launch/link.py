@@ -33,7 +33,7 @@ from dslint.launch.plan import Arg, LaunchPlan, Reference, Sourced, where
 from dslint.launch.presets import SWIFT_PRESETS, preset_text
 from dslint.launch.target import ascend_environment
 from dslint.launch.world import WORLDS, launcher_int, visible_devices
-from dslint.launch.wrapped import apply_wrappers
+from dslint.launch.wrapped import apply_wrappers, elsewhere
 from dslint.source import SourceFile, Span
 
 
@@ -90,6 +90,9 @@ class Linker:
         plan.env = dict(command.environment)
         plan.visible_devices = visible_devices(plan.env, ascend_environment(plan))
         plan.workdir, plan.runs_elsewhere = self.files.workdir(doc, command, base)
+        away = elsewhere(command)
+        if away is not None:  # a container or another host: the script's `cd`s do not say where it runs
+            plan.workdir, plan.runs_elsewhere = None, away
         self._arguments(plan, launch, base)
         WORLDS[launch.launcher](plan, self.files, base)
         apply_wrappers(plan, command)

@@ -14,7 +14,7 @@ from pathlib import Path
 from dslint.documents.model import ACCELERATE, DEEPSPEED, Mapping, Scalar
 from dslint.launch.lookup import Files
 from dslint.launch.plan import Arg, LaunchPlan, Sourced, where
-from dslint.launch.wrapped import sbatch_assumption, slurm_gpus
+from dslint.launch.wrapped import granted_gpus, sbatch_assumption
 from dslint.values import as_int
 
 TRUTHY = ("true", "y", "1", "yes")
@@ -130,7 +130,7 @@ def _deepspeed_procs(plan: LaunchPlan) -> tuple[Sourced | None, Sourced | None]:
         count = len(devices.value)
         return Sourced(count, f"{devices.origin}: {count} device{'s' if count != 1 else ''}", devices.span), None
     if devices is None:
-        return slurm_gpus(plan), None  # the deepspeed launcher uses every visible GPU
+        return granted_gpus(plan), None  # the deepspeed launcher uses every visible GPU
     return None, None
 
 
@@ -195,7 +195,7 @@ def _torchrun_procs(plan: LaunchPlan, nproc: Arg | None) -> Sourced | None:
         if plan.visible_devices is not None and plan.visible_devices.value is not None:
             count = len(plan.visible_devices.value)
             return Sourced(count, f"--nproc_per_node {nproc.value} = {plan.visible_devices.origin}", nproc.span)
-        if plan.visible_devices is None and (gpus := slurm_gpus(plan)) is not None:
+        if plan.visible_devices is None and (gpus := granted_gpus(plan)) is not None:
             return Sourced(gpus.value, f"--nproc_per_node {nproc.value} = {gpus.origin}", nproc.span)
         return None
     return _flag(nproc, "--nproc_per_node", plan)

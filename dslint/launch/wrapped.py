@@ -123,6 +123,12 @@ def mpi_tasks(command) -> Sourced | None:
     return None
 
 
+def granted_gpus(plan: LaunchPlan) -> Sourced | None:
+    """GPUs a wrapper makes visible to the launch, when no device variable says: ``docker run
+    --gpus N``, else SLURM's (``slurm_gpus``)."""
+    return docker_gpus(plan) or slurm_gpus(plan)
+
+
 def slurm_gpus(plan: LaunchPlan) -> Sourced | None:
     """GPUs SLURM makes visible on each node: the launch line's srun options, else the #SBATCH lines."""
     options = wrapper_options(plan.command.command, "srun") if plan.command is not None else {}
@@ -169,6 +175,15 @@ def apply_wrappers(plan: LaunchPlan, command) -> None:
     """Adjust the plan's world for ``srun``/``mpirun`` around the launch (see the module docstring)."""
     names = {os.path.basename(w.value or "") for w in _wrapper_words(command)}
     job = getattr(getattr(plan.origin, "script", None), "sbatch", None)
+    remote = remote_runner(command)
+    if remote is not None:
+        runner, call = remote
+        if call.tool == "ssh":
+            plan.notes.append(f"it runs on {_hosts(call)} through ssh ({_where(runner.span)})")
+        else:
+            hosts = call.host_count()
+            plan.notes.append(f"pdsh runs a copy of {plan.launcher} on each of {f'its {hosts} hosts' if hosts else 'its hosts'} "
+                              f"({_hosts(call)}, {_where(runner.span)}); each starts the processes its own flags say")
     if "srun" in names:
         tasks, runner = srun_tasks(command, job), "srun"
     elif names & {"mpirun", "mpiexec", "mpiexec.hydra", "orterun"}:
@@ -189,6 +204,117 @@ def apply_wrappers(plan: LaunchPlan, command) -> None:
     if tasks is not None:
         plan.notes.append(f"{runner} starts {tasks.value} cop{'y' if tasks.value == 1 else 'ies'} of {plan.launcher} ({tasks.origin}); "
                           f"each starts the processes its own flags say")
+
+
+# ---- containers and remote shells ----------------------------------------------------------
+
+
+def _levels(command):
+    """The command, then each command whose string it is read from (``ssh HOST "..."``, ``bash -c``)."""
+    while command is not None:
+        yield command
+        command = getattr(command, "runner", None)
+
+
+def containers(command) -> list:
+    """The ``docker``/``apptainer`` calls a launch runs inside (dslint.documents.shell.containers)."""
+    from dslint.documents.shell.containers import CONTAINER_TOOLS, container_call  # a training-YAML run reads no shell
+
+    out = []
+    for level in _levels(command):
+        words = [*level.wrappers, *level.argv]
+        for index, word in enumerate(level.wrappers):
+            if os.path.basename(word.value or "") in CONTAINER_TOOLS:
+                call = container_call(words, index)
+                if call is not None:
+                    out.append((call, word))
+    return out
+
+
+def remote_runner(command):
+    """(the ``ssh``/``pdsh`` command whose string the launch is in, its RemoteCall), or None."""
+    from dslint.documents.shell.remote import REMOTE_SHELLS, remote_call
+
+    for level in list(_levels(command))[1:]:
+        if level.basename in REMOTE_SHELLS:
+            call = remote_call(level.basename, level.args)
+            if call is not None:
+                return level, call
+    return None
+
+
+def on_other_host(command) -> bool:
+    """Whether the command runs on another host than the script: in an ``ssh``/``pdsh`` string, or
+    under ``srun``/``mpirun``."""
+    return remote_runner(command) is not None or any(
+        os.path.basename(w.value or "") in TASK_STARTERS for w in _wrapper_words(command))
+
+
+def _hosts(call) -> str:
+    return " ".join(w.raw for w in call.hosts) if call.hosts else "the hosts pdsh is given"
+
+
+def elsewhere(command) -> str | None:
+    """Why a relative path the launch names is not looked up from the script's folder: the
+    launch runs in a folder a wrapper chooses. ``ssh``/``pdsh``: the remote user's home folder,
+    or where the string ``cd``s to on that host. ``docker``: the image's working directory, or
+    ``-w DIR``, unless ``-w`` names where ``-v $PWD:DIR`` mounts the caller's folder.
+    ``apptainer``/``singularity``: the caller's folder, which Apptainer mounts and enters (user
+    guide, "Bind Paths and Mounts": the current working directory is a default bind), unless
+    ``--pwd``/``--cwd`` names another, or ``--contain``/``--containall``/``--compat``/``--no-mount``
+    may leave it out."""
+    remote = remote_runner(command)
+    if remote is not None:
+        runner, call = remote
+        return f"it runs on {_hosts(call)} through {call.tool} ({_where(runner.span)}), from the folder the remote shell starts in"
+    for call, word in containers(command):
+        if call.tool == "docker":
+            workdir = call.values("workdir")
+            mounted = {_mount_target(v.raw) for v in call.values("volume")}
+            if workdir and workdir[-1].value is not None and workdir[-1].value.rstrip("/") in mounted:
+                continue
+            where = f"-w {workdir[-1].raw}" if workdir else "the image's working directory"
+            return f"it runs inside a container started at {_where(word.span)}, in {where}"
+        moved = [option for option, _, _ in call.options if option in _APPTAINER_AWAY]
+        if moved:
+            return f"it runs inside a container started at {_where(word.span)} with --{moved[0]}, not in the caller's folder"
+    return None
+
+
+_APPTAINER_AWAY = ("pwd", "cwd", "contain", "containall", "compat", "no-mount")
+_CALLER_FOLDER = re.compile(r"""^"?(?:\$PWD|\$\{PWD\}|\$\(pwd\)|`pwd`)"?:""")
+
+
+def _mount_target(raw: str) -> str | None:
+    """The container folder of a ``-v HOST:DIR`` whose HOST is the caller's folder (``$PWD``, ``$(pwd)``)."""
+    if not _CALLER_FOLDER.match(raw):
+        return None
+    target = raw.split(":", 2)[1] if raw.count(":") >= 1 else ""
+    return target.strip('"').rstrip("/") or None
+
+
+def docker_gpus(plan: LaunchPlan) -> Sourced | None:
+    """The GPUs ``docker run --gpus`` gives the container (docker/cli opts/gpus.go): ``N`` or
+    ``count=N`` the first N, ``device=0,2`` those listed; the container numbers them from 0.
+    ``all`` (how many the machine has) is not known."""
+    command = plan.command.command if plan.command is not None else None
+    for call, _word in containers(command):
+        gpus = call.values("gpus")
+        text = gpus[-1].value if gpus else None
+        if text is None:
+            continue
+        spec = text.strip().strip('"')
+        count = None
+        if spec.isdigit():
+            count = int(spec)
+        elif spec.startswith("count=") and spec[6:].isdigit():
+            count = int(spec[6:])
+        elif spec.startswith("device="):
+            count = len([d for d in spec[7:].split(",") if d.strip()])
+        if count:
+            return Sourced(count, f"docker run --gpus {gpus[-1].raw} ({_where(gpus[-1].span)}): "
+                           f"the container sees {count} GPU(s)", gpus[-1].span)
+    return None
 
 
 def sbatch_assumption(raw: str, job) -> str | None:

@@ -13,6 +13,7 @@ from dslint.diagnostics import Finding, Related, Severity
 from dslint.frameworks import grpo
 from dslint.rule import rule
 from dslint.launch.args import flag, integer, text, where
+from dslint.launch.wrapped import on_other_host
 from dslint.evidence.versions import compare
 
 
@@ -37,7 +38,7 @@ def _servers(plan) -> list:
     for command in getattr(script, "commands", []) or []:
         argv = command.argv
         if command.basename == "trl" and len(argv) > 1 and argv[1].value == "vllm-serve" and command.background:
-            if any((w.value or "").rsplit("/", 1)[-1] in ("srun", "ssh", "mpirun") for w in command.wrappers):
+            if on_other_host(command):
                 continue  # started on another host
             out.append(command)
     return out

@@ -16,6 +16,7 @@ from .assignments import Assignments
 from .expand import Expander
 from .model import Assignment, Command, Heredoc, Redirect, Script, Value, Word, split_word
 from .quoting import unquote_word
+from .remote import REMOTE_SHELLS, remote_call
 from .textmap import TextMap
 from .variables import ASSIGN_WORD_RE, NAME_RE, Ctx, Var, VarTable, record_assignment
 from .wrappers import EnvWord, unwrap
@@ -26,8 +27,9 @@ _SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh"})
 _READ_OPTIONS_WITH_ARG = frozenset({"-a", "-d", "-p", "-t", "-n", "-N", "-u", "-i", "-C", "-c", "-O", "-s"})
 _HEREDOC_READ_OPTIONS_WITH_ARG = frozenset({"-d", "-a", "-p", "-n", "-N", "-t", "-u", "-i"})
 
-# run_string(command, words, ctx, child_shell): read the string the words make as a script
-RunString = Callable[[Command, list, Ctx, bool], None]
+# run_string(command, words, ctx, shell): read the string the words make as a script, in the same
+# shell ("same"), a child shell ("child") or a shell on another host ("remote")
+RunString = Callable[[Command, list, Ctx, str], None]
 
 
 class Commands:
@@ -143,7 +145,7 @@ class Commands:
         recorded = {id(e): self.env_assignment(e, ctx) for e in unwrapped.written}
         extra_env = [recorded[id(e)] for e in unwrapped.env]
         index, wrappers, clears, unsets = unwrapped.index, unwrapped.wrappers, unwrapped.clears, unwrapped.unset
-        extra = [
+        extra = _passed_on(unwrapped, visible) + [
             (a.name, Value(a.value.value if a.value else None, a.span, "prefix", a.value.assumed if a.value else None))
             for a in extra_env
         ]
@@ -184,8 +186,8 @@ class Commands:
         if strings is None:
             self._builtin_effects(base, cmd)
             return
-        for words, child_shell in strings:
-            self.run_string(cmd, words, ctx, child_shell)
+        for words, shell in strings:
+            self.run_string(cmd, words, ctx, shell)
 
     def _builtin_effects(self, base: str, cmd: Command) -> None:
         args = cmd.args
@@ -302,6 +304,21 @@ class Commands:
         )
 
 
+def _passed_on(unwrapped, visible: dict) -> list[tuple[str, Value]]:
+    """The calling shell's variables a wrapper hands on by name: ``docker run -e NAME`` (its
+    value, when the shell exports it), ``APPTAINERENV_NAME`` (NAME inside the container)."""
+    out = []
+    for name in unwrapped.kept:
+        var = visible.get(name)
+        if var is not None and var.exported and not var.unset:
+            out.append((name, var.public))
+    for name, var in visible.items():
+        for prefix in unwrapped.renamed:
+            if name.startswith(prefix) and len(name) > len(prefix) and var.exported and not var.unset:
+                out.append((name[len(prefix):], var.public))
+    return out
+
+
 def _env_word_assignment(word: Word, name: str) -> Assignment:
     """``env NAME=value``: the assignment a word of the command makes."""
     span = word.span
@@ -397,16 +414,21 @@ def _allexport_after_set(args: list[Word], allexport: bool) -> bool:
     return allexport
 
 
-def _strings_run(base: str, args: list[Word]) -> list[tuple[list[Word], bool]] | None:
-    """(words, in a child shell) of each string the command runs as a script: ``eval``'s words,
-    ``bash -c STRING``, ``sbatch --wrap=STRING`` (a `sh` script of its own); None for other commands."""
+def _strings_run(base: str, args: list[Word]) -> list[tuple[list[Word], str]] | None:
+    """(words, which shell) of each string the command runs as a script: ``eval``'s words (the same
+    shell), ``bash -c STRING``, ``sbatch --wrap=STRING`` (a `sh` script of its own), ``ssh HOST
+    CMD...`` and ``pdsh -w HOSTS CMD...`` (the remote shell, dslint.documents.shell.remote); None
+    for other commands."""
     if base == "eval":
-        return [(args, False)]
+        return [(args, "same")]
     if base in _SHELLS:
         string = _shell_c_string(args)
-        return [] if string is None else [([string], True)]
+        return [] if string is None else [([string], "child")]
     if base == "sbatch":
-        return [([string], True) for string in _sbatch_wrap_strings(args)]
+        return [([string], "child") for string in _sbatch_wrap_strings(args)]
+    if base in REMOTE_SHELLS:
+        call = remote_call(base, args)
+        return [] if call is None else [(call.command, "remote")]
     return None
 
 

@@ -22,7 +22,7 @@ from .expand import Expander
 from .model import Command, FunctionDef, Script, Switch, Word
 from .pieces import PLACEHOLDER
 from .textmap import TextMap
-from .variables import ASSIGN_WORD_RE, NAME_RE, Ctx, VarTable, unknown_var
+from .variables import ASSIGN_WORD_RE, NAME_RE, Ctx, Var, VarTable, unknown_var
 
 _REDIRECTS = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
 _HOISTING = frozenset({"pipeline", "list", "redirected_statement", "negated_command"})
@@ -376,14 +376,18 @@ class Walker:
 
     # ---- strings run as scripts ----
 
-    def run_string(self, cmd: Command, words: list[Word], ctx: Ctx, child_shell: bool) -> None:
-        """Read the string that ``eval``, ``bash -c`` or ``sbatch --wrap`` runs, as a script.
+    def run_string(self, cmd: Command, words: list[Word], ctx: Ctx, shell: str) -> None:
+        """Read the string that ``eval``, ``bash -c``, ``sbatch --wrap`` or ``ssh`` runs, as a script.
 
+        ``shell``: "same" (``eval``), "child" (a shell that starts with the exported variables) or
+        "remote" (a shell on another host, which starts with none of them, and whose parser is
+        not known to be bash's: no parse failure is said of its string).
         Pieces the script does not decide are read as unknown expansions (``PLACEHOLDER``), so
         the rest of the string is still read; positions are exact inside a string written
         verbatim in the file (``bash -c '...'``, ``CMD="..."; eval "$CMD"``), else the word."""
         if not words or self.eval_depth >= _MAX_EVAL_DEPTH:
             return
+        child_shell = shell != "same"
         text, unknown = string_of(words)
         if text is None:
             return
@@ -392,7 +396,7 @@ class Walker:
         tree = parser("bash").parse(data)
         span = Span(words[0].span.source, words[0].span.start, max(w.span.end for w in words))
         saved = (tm.data, tm.fixed_span, tm.shift, table.share() if child_shell else table.vars)
-        if not unknown:
+        if not unknown and shell != "remote":
             check_string(self.script, cmd, ctx, text, span)
         tm.data = data
         tm.fixed_span, tm.shift = verbatim(tm, table.vars, words, text, span)
@@ -402,7 +406,7 @@ class Walker:
         inner = ctx._replace(from_eval=True, depth=ctx.depth + 1, runner=cmd)
         try:
             if child_shell:
-                table.own({n: v for n, v in table.vars.items() if v.exported and not v.unset})
+                table.own({} if shell == "remote" else _child_environment(cmd, table.vars))
             for k, assumed in enumerate(unknown):
                 table.set_var(f"{PLACEHOLDER}{k}", unknown_var(False, None, "assignment", assumed))
             self.block(tree.root_node.children, inner._replace(child_shell=True) if child_shell else inner)
@@ -413,6 +417,22 @@ class Walker:
             if child_shell:
                 table.use(old_vars)
             self.eval_depth -= 1
+
+
+def _child_environment(cmd: Command, variables: dict[str, Var]) -> dict[str, Var]:
+    """The variables a child shell (``bash -c``, ``sbatch --wrap``) starts with: the environment
+    of the command that runs it, with its prefix assignments (``CUDA_VISIBLE_DEVICES=0,1 bash -c
+    ...``) and what its wrappers give or take (``env -i``, ``docker run -e``)."""
+    scope = cmd._scope
+    if scope is None:
+        return {n: v for n, v in variables.items() if v.exported and not v.unset}
+    visible, extra, unsets, clears, _child = scope
+    out = {} if clears else {n: v for n, v in visible.items() if v.exported and not v.unset}
+    for name in unsets:
+        out.pop(name, None)
+    for name, value in extra:
+        out[name] = Var(((value.value, value.assumed),), True, value.span, "prefix")
+    return out
 
 
 def assignment_sites(tm: TextMap, node) -> list[tuple[int, str]]:

@@ -10,34 +10,14 @@ The option tables say which options take a value, so that the wrapped command is
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import NamedTuple
 
+from .containers import CONTAINER_WRAPPERS
 from .model import Word
+from .peel import EnvWord, Peel, Peeled
 from .variables import ASSIGN_WORD_RE, NAME_RE
 
-
-class EnvWord(NamedTuple):
-    """``NAME=value`` put in the program's environment: one word, or NAME and VALUE as two words."""
-
-    word: Word
-    name: str
-    value: Word | None = None  # the separate value word (``mpirun -genv NAME VALUE``)
-
-
-@dataclass
-class Peeled:
-    """A wrapper command (env, nohup, ...) taken off a command's words."""
-
-    end: int  # index of the first word after the wrapper and its options
-    env: list[EnvWord] = field(default_factory=list)
-    unset: list[str] = field(default_factory=list)
-    clears: bool = False  # env -i / exec -c: nothing but `env` reaches the program
-    python: bool = False  # the wrapper runs what follows with Python (`uv run train.py`, `uv run -m pkg`)
-
-
-Peel = Callable[[list[Word], int], "Peeled | None"]
+__all__ = ["EnvWord", "Peel", "Peeled", "Unwrapped", "WRAPPERS", "unwrap"]
 
 
 def _options(words: list[Word], j: int) -> int:
@@ -275,6 +255,7 @@ WRAPPERS: dict[str, Peel] = {
     "mpiexec": _peel_mpirun,
     "mpiexec.hydra": _peel_mpirun,
     "orterun": _peel_mpirun,
+    **CONTAINER_WRAPPERS,
     "numactl": _value_options(
         "-C", "-N", "-m", "-p", "-i", "-P", "--physcpubind", "--cpunodebind", "--membind", "--preferred", "--interleave"
     ),
@@ -292,6 +273,8 @@ class Unwrapped:
     unset: list[str] = field(default_factory=list)
     written: list[EnvWord] = field(default_factory=list)  # every NAME=value written, in order, used or not
     python: Word | None = None  # the wrapper word that runs the program with Python (`uv run train.py`)
+    kept: list[str] = field(default_factory=list)  # the calling shell's variables a clearing wrapper passes on
+    renamed: tuple[str, ...] = ()  # prefixes of the calling shell's variables the program gets without them
 
 
 def _after_double_dash(words: list[Word], j: int) -> Peeled | None:
@@ -335,6 +318,8 @@ def unwrap(words: list[Word]) -> Unwrapped:
         if peeled.clears:
             out.clears = True
             out.env = list(peeled.env)
+            out.kept = list(peeled.kept)
+        out.renamed += peeled.renamed
         i = peeled.end
         if peeled.python:
             out.python = out.wrappers[-1]
