@@ -589,12 +589,14 @@ def _candidates(package: str, found: Evidence | None, root: Path | None) -> Cand
 
 def clear_cache() -> None:
     from dslint.evidence import pins
-    from dslint.files import roots
-    from dslint.launch import vendored
+    from dslint.files import roots, tree
+    from dslint.launch import callers, vendored
 
     pins.clear_cache()
     vendored.clear_cache()
     roots.clear_cache()
+    tree.clear_cache()
+    callers.clear_cache()
     _folder_of.cache_clear()
     repository_evidence.cache_clear()
     _candidates.cache_clear()
