@@ -545,3 +545,15 @@ def test_a_program_beside_the_script_is_not_taken_when_the_script_cds_elsewhere(
         "train.py": HF_TRAINER,
     })
     assert not consumer.established and "train.py was not found" in consumer.assumption
+
+
+def test_an_entry_files_release_range_bounds_the_version_only_where_it_excludes_a_known_release(tmp_path):
+    """swift/cli/sft.py is in every ms-swift dslint knows: the version stays unbounded, as for `swift sft`, and a
+    current flag says nothing; examples/pytorch/llm/llm_sft.py is 1.x-2.x's only: ms-swift 3's --model stops it."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "run.sh").write_text(
+        "torchrun --nproc_per_node 2 swift/cli/sft.py --model Qwen/Qwen2.5-7B\n"
+        "torchrun --nproc_per_node 2 ms-swift/examples/pytorch/llm/llm_sft.py --model Qwen/Qwen2.5-7B\n")
+    result = Engine(Settings(root=tmp_path, select=["DS701"])).lint_paths([str(tmp_path)])
+    found = [(d.span.source.position(d.span.start)[0], d.severity.label, d.message) for d in result.diagnostics]
+    assert found == [(2, "error", "--model is not an argument of ms-swift 2.6.0–2.6.1")]
