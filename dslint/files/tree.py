@@ -27,6 +27,8 @@ class Tree:
     markdown: list[str] = field(default_factory=list)  # relative paths
     scripts: list[str] = field(default_factory=list)
     dependencies: list[str] = field(default_factory=list)  # requirements*, setup.py, pyproject.toml, environment.yml ...
+    makefiles: list[str] = field(default_factory=list)
+    python: list[str] = field(default_factory=list)  # *.py
     names: dict[str, list[str]] = field(default_factory=dict)  # folder or module name -> relative paths
     complete: bool = True
 
@@ -55,6 +57,10 @@ def tree(root: str) -> Tree:
                 out.markdown.append(relative)
             elif lower.endswith((".sh", ".bash", ".slurm", ".sbatch")):
                 out.scripts.append(relative)
+            elif lower.endswith(".py"):
+                out.python.append(relative)
+            elif lower in ("makefile", "gnumakefile") or lower.endswith(".mk"):
+                out.makefiles.append(relative)
             if _DEPENDENCIES.match(file):
                 out.dependencies.append(relative)
             module = _MODULE.match(file)

@@ -7,12 +7,13 @@ code block, or another script that sets it and runs ``bash train.sh``. Only then
 script leaves unset known to be set when the launch runs.
 
 Read as text, never run. A call is a line of a Markdown code block (fenced, or an inline code
-span) or of another shell script whose words name the script (``bash scripts/train.sh``,
+span), of another shell script or of a Makefile whose words name the script (``bash scripts/train.sh``,
 ``./train.sh``, ``source train.sh``: a word that is the script's file name or ends in
 ``/<name>``). What it sets is what the text could set, counted generously, since a variable
 counted as set silences a finding rather than making one: ``NAME=`` on the line or before it in
 the same block or script, ``export NAME``, ``read``/``for``/``declare``/``local`` of it; a script
-that sources another file or evals a string may set anything (``Call.unknown``).
+that sources another file or evals a string, and a Python file that names the script (a
+``subprocess`` call with its own environment), may set anything (``Call.unknown``).
 """
 
 from __future__ import annotations
@@ -162,13 +163,18 @@ def _calls(root: str, script: str) -> tuple[Call, ...]:
         text = _read(os.path.join(root, relative))
         if text is not None and name in text:
             out += _markdown_calls(relative, text, name)
-    for relative in scripts:
+    for relative in (*scripts, *found.makefiles):
         full = os.path.join(root, relative)
         if os.path.realpath(full) == script:
             continue
         text = _read(full)
         if text is not None and name in text:
             out += _calls_in_lines(relative, _logical_lines(text.splitlines()), name)
+    for relative in found.python:  # a Python caller (subprocess with env=...) may set anything
+        text = _read(os.path.join(root, relative))
+        if text is not None and re.search(rf"(?<![\w.-]){re.escape(name)}\b", text):
+            line = text[: text.index(name)].count("\n") + 1
+            out.append(Call(relative, line, frozenset(), unknown=True))
     return tuple(out)
 
 
