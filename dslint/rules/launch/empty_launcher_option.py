@@ -80,7 +80,8 @@ def empty_launcher_option(plan, context):
       `WORLD_SIZE`, `RANK`, `NODE_RANK`, `RANDOM` ...: platforms export these);
     - no documented call sets it: a code block of a Markdown file of the repository that runs the
       script (`NPROC_PER_NODE=8 bash train.sh`, or `export NPROC_PER_NODE=8` before it in the same
-      block), or another script that runs it after setting it (dslint.launch.callers).
+      block), another script or a Makefile target that runs it after setting it; a Python file
+      that names the script may run it with any environment (dslint.launch.callers).
 
     Bash removes an unquoted empty word: `--nproc_per_node $N train.py` hands torchrun
     `--nproc_per_node train.py`. The word that takes its place is judged as the value: a flag or
