@@ -11,8 +11,9 @@ from pathlib import Path
 from dslint.documents.model import Document
 from dslint.files.roots import search_root
 from dslint.launch.consumer import (AXOLOTL, DEEPSPEED_READER, HYDRA, LABEL, LLAMAFACTORY, MEGATRON_SWIFT, SWIFT, UNKNOWN,
-                                    Consumer, add_entry_hint, of_console, of_entry_file, of_module, resolve_program)
+                                    Consumer, of_console, of_module, resolve_program)
 from dslint.launch.consumer import read as read_consumer
+from dslint.launch.entries import add_entry_hint, of_entry_file
 from dslint.launch.lookup import Files
 from dslint.launch.plan import LaunchPlan, where
 from dslint.launch.pyprogram import Evidence
@@ -57,6 +58,7 @@ def _identify(plan: LaunchPlan, launch, base: Path, files: Files, read: dict[str
         if launch.module:
             known = of_module(raw, seen)
             if known is not None:
+                add_entry_hint(known, raw.replace(".", "/") + ".py", seen)
                 return known
             return Consumer(UNKNOWN, False, program=raw,
                             assumption=f"the module {raw} is not in the repository")

@@ -133,7 +133,7 @@ class Linker:
         """A training config handed over by a flag the program reads as its arguments (``--config`` of
         TrlParser, ``--config_file`` given to parse_yaml_file): found by reading the program, never by the
         flag's name alone (accelerate's own ``--config_file`` is a launcher option, not the program's)."""
-        from dslint.launch.consumer import config_flags
+        from dslint.launch.entries import config_flags
 
         flags = config_flags(plan.program, self.files.cwd)
         for option in reversed(launch.program_args):
