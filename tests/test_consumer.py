@@ -466,3 +466,94 @@ def test_a_save_helper_the_project_defines_elsewhere_does_not_make_it_training(t
     files = {"eval.py": "import utils\n" + EVAL_LOOP, "utils.py": helper, "run.sh": "accelerate launch eval.py\n"}
     _, program = program_of(tmp_path, files)
     assert program.evaluation is not None
+
+
+# ms-swift's entry files, run under torchrun/deepspeed as `swift sft` itself runs them (swift/cli/main.py
+# ROUTE_MAPPING): the release range is the tags that have the file (modelscope/ms-swift v1.1.0-v4.5.2).
+@pytest.mark.parametrize("command,kind,entry,spec", [
+    ("torchrun --nproc_per_node 8 swift/cli/sft.py --model_type qwen-7b --dataset x", "swift", "swift sft", ">=1.3.0"),
+    ("deepspeed swift/cli/dpo.py --model_type qwen-7b", "swift", "swift dpo", ">=1.6.0,<2.2.0"),
+    ("torchrun --nproc_per_node 8 /opt/ms-swift/swift/cli/_megatron/sft.py --model m", "megatron-swift", "megatron sft", ">=3.2.2"),
+    ("torchrun --nproc_per_node 2 ms-swift/examples/pytorch/llm/llm_sft.py --model_type q", "swift", "swift sft", ">=1.3.0,<3.0.0"),
+    ("python -m swift.cli.rlhf --rlhf_type dpo", "swift", "swift rlhf", ">=2.2.0"),
+])
+def test_an_ms_swift_entry_file_is_ms_swift_with_the_releases_that_have_it(tmp_path, command, kind, entry, spec):
+    plan, consumer = program_of(tmp_path, {"run.sh": command + "\n"})
+    assert consumer.kind == kind and consumer.established and plan.entry == entry
+    hint, proof = consumer.version_hints["ms-swift"]
+    assert hint == spec and proof.path == "run.sh" and proof.line == 1
+
+
+def test_an_ms_swift_entry_file_in_the_repository_is_read_and_bounds_the_release(tmp_path):
+    """ms-swift 4.x's swift/cli/sft.py imports its main from swift.pipelines (swift/cli/sft.py:19 in 4.0.0)."""
+    plan, consumer = program_of(tmp_path, {
+        "scripts/sft.sh": "cd ..\nNPROC_PER_NODE=8 torchrun --nproc_per_node 8 swift/cli/sft.py --model Qwen/Qwen2.5-7B\n",
+        "swift/__init__.py": "", "swift/cli/__init__.py": "",
+        "swift/cli/sft.py": "if __name__ == '__main__':\n    from swift.pipelines import sft_main\n    sft_main()\n",
+        "swift/pipelines/__init__.py": "def sft_main():\n    pass\n",
+    })
+    assert consumer.kind == "swift" and consumer.established
+    assert consumer.evidence[0].path == "swift/cli/sft.py"
+    assert consumer.version_hints["ms-swift"][0] == ">=1.3.0"
+
+
+def test_ms_swift_1x_2x_example_entry_is_found_above_its_script(tmp_path):
+    """examples/pytorch/llm/scripts/<model>/<way>/sft.sh runs `torchrun llm_sft.py` from examples/pytorch/llm."""
+    _, consumer = program_of(tmp_path, {
+        "examples/pytorch/llm/scripts/qwen_7b_chat/lora_ddp_ds/sft.sh":
+            "nproc_per_node=2\nPYTHONPATH=../../.. torchrun --nproc_per_node=$nproc_per_node llm_sft.py --model_type qwen-7b-chat\n",
+        "examples/pytorch/llm/llm_sft.py": "import custom\n\nfrom swift.llm import sft_main\n\nif __name__ == '__main__':\n"
+                                           "    output = sft_main()\n",
+    })
+    assert consumer.kind == "swift" and consumer.established
+    assert consumer.evidence[0].describe() == "calls swift.llm.sft_main (examples/pytorch/llm/llm_sft.py:6)"
+    assert consumer.version_hints["ms-swift"][0] == ">=1.3.0,<3.0.0"
+
+
+def test_a_bare_llm_sft_py_not_in_the_repository_is_only_assumed_to_be_ms_swift(tmp_path):
+    plan, consumer = program_of(tmp_path, {"sft.sh": "torchrun --nproc_per_node=2 llm_sft.py --model_type qwen-7b-chat\n"})
+    assert not consumer.established and plan.consumer == "swift"
+    assert consumer.assumption.startswith("assuming ms-swift (llm_sft.py is named like ms-swift 1.x-2.x's example entries")
+
+
+LLAMAFACTORY_CHECKOUT = {
+    "LLaMA-Factory/src/train.py": "from llamafactory.train.tuner import run_exp\n\n\ndef main():\n    run_exp()\n\n\n"
+                                  "if __name__ == '__main__':\n    main()\n",
+    "LLaMA-Factory/src/llamafactory/__init__.py": "",
+    "LLaMA-Factory/src/llamafactory/extras/env.py": 'VERSION = "0.9.3"\n',
+    "LLaMA-Factory/src/llamafactory/hparams/__init__.py": "",
+    "LLaMA-Factory/src/llamafactory/train/__init__.py": "",
+    "LLaMA-Factory/src/llamafactory/train/tuner.py": "def run_exp():\n    pass\n",
+}
+
+
+def test_the_program_is_looked_up_in_the_folder_the_script_cds_into(tmp_path):
+    """`cd LLaMA-Factory && deepspeed src/train.py`: bash runs LLaMA-Factory/src/train.py (src/train.py:15 in 0.9.3)."""
+    plan, consumer = program_of(tmp_path, {
+        **LLAMAFACTORY_CHECKOUT,
+        "scripts/run.sh": "cd ../LLaMA-Factory\ndeepspeed --num_gpus 8 src/train.py --stage sft --deepspeed ds.json\n",
+    })
+    assert consumer.kind == "llamafactory" and consumer.established and plan.consumer == "llamafactory"
+    assert consumer.evidence[0].path == "LLaMA-Factory/src/train.py"
+    assert consumer.sources["llamafactory"].version == "0.9.3"
+
+
+def test_a_program_beside_the_script_is_not_taken_when_the_script_cds_elsewhere(tmp_path):
+    _, consumer = program_of(tmp_path, {
+        **LLAMAFACTORY_CHECKOUT,
+        "run.sh": "cd LLaMA-Factory\ndeepspeed train.py --deepspeed ds.json\n",
+        "train.py": HF_TRAINER,
+    })
+    assert not consumer.established and "train.py was not found" in consumer.assumption
+
+
+def test_an_entry_files_release_range_bounds_the_version_only_where_it_excludes_a_known_release(tmp_path):
+    """swift/cli/sft.py is in every ms-swift dslint knows: the version stays unbounded, as for `swift sft`, and a
+    current flag says nothing; examples/pytorch/llm/llm_sft.py is 1.x-2.x's only: ms-swift 3's --model stops it."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "run.sh").write_text(
+        "torchrun --nproc_per_node 2 swift/cli/sft.py --model Qwen/Qwen2.5-7B\n"
+        "torchrun --nproc_per_node 2 ms-swift/examples/pytorch/llm/llm_sft.py --model Qwen/Qwen2.5-7B\n")
+    result = Engine(Settings(root=tmp_path, select=["DS701"])).lint_paths([str(tmp_path)])
+    found = [(d.span.source.position(d.span.start)[0], d.severity.label, d.message) for d in result.diagnostics]
+    assert found == [(2, "error", "--model is not an argument of ms-swift 2.6.0–2.6.1")]

@@ -284,9 +284,23 @@ def test_plain_python():
 
 
 def test_python_module_entries():
-    first, second = launches("python -m swift.cli.sft --model m\npython swift/cli/_megatron/sft.py x.yaml\n")
+    first, second = launches("python -m swift.cli.sft --model m\npython swift/cli/_megatron/sft.py x.json\n")
     assert first.module and first.entry == "swift sft"
-    assert second.entry == "megatron sft" and second.config_file.value == "x.yaml"
+    assert second.entry == "megatron sft" and second.config_file.value == "x.json"
+
+
+def test_ms_swift_entry_files_read_a_json_config_only():
+    """swift/cli/sft.py run directly (torchrun, deepspeed) parses with swift.utils.parse_args, which
+    reads a first positional ending in .json (swift/utils/utils.py:126 in 2.6.1); the YAML form is the
+    `swift` command's own (swift/cli/main.py), so a .yaml stays an argument ms-swift leaves over."""
+    json_launch, yaml_launch, example = launches(
+        "torchrun --nproc_per_node 8 swift/cli/sft.py cfg.json --lr 1e-4\n"
+        "deepspeed swift/cli/sft.py cfg.yaml\n"
+        "torchrun --nproc_per_node 2 examples/pytorch/llm/llm_sft.py --model_type qwen-7b\n")
+    assert json_launch.entry == "swift sft" and json_launch.config_file.value == "cfg.json"
+    assert yaml_launch.entry == "swift sft" and yaml_launch.config_file is None
+    assert [o.value.value for o in yaml_launch.program_args] == ["cfg.yaml"]
+    assert example.entry == "swift sft" and example.launcher == "torchrun"
 
 
 @pytest.mark.parametrize(

@@ -221,3 +221,78 @@ def test_ascend_visible_devices_win_over_cuda_ones(tmp_path, monkeypatch):
     (plan,) = plans_for(tmp_path, monkeypatch, files)
     assert plan.visible_devices.value == ["0", "1", "2", "3"]
     assert "ASCEND_RT_VISIBLE_DEVICES" in plan.visible_devices.origin
+
+
+def test_an_ms_swift_entry_file_reads_a_json_config_first_and_flags_over_it(tmp_path, monkeypatch):
+    [plan] = plans_for(tmp_path, monkeypatch, {
+        "run.sh": "torchrun --nproc_per_node 4 swift/cli/sft.py sft.json --learning_rate 1e-4\n",
+        "sft.json": '{"learning_rate": 2e-5, "per_device_train_batch_size": 2}\n',
+    })
+    assert plan.training_config.raw == "sft.json" and plan.training_config.document is not None
+    assert plan.args["learning_rate"].value == "1e-4" and plan.args["per_device_train_batch_size"].value == 2
+
+
+def test_a_yaml_after_an_ms_swift_entry_file_is_not_its_config(tmp_path, monkeypatch):
+    """swift.utils.parse_args reads only .json by position; the YAML is left over (remaining_argv)."""
+    plans = plans_for(tmp_path, monkeypatch, {"run.sh": "torchrun swift/cli/sft.py sft.yaml\n",
+                                              "sft.yaml": "model: Qwen/Qwen2.5-7B\ntrain_type: lora\n"})
+    [launch] = [p for p in plans if p.launcher == "torchrun"]
+    assert launch.training_config is None
+
+
+def test_llamafactorys_own_train_script_reads_its_positional_yaml(tmp_path, monkeypatch):
+    plans = plans_for(tmp_path, monkeypatch, {
+        "src/train.py": "from llamafactory.train.tuner import run_exp\n\nrun_exp()\n",
+        "src/llamafactory/__init__.py": "", "src/llamafactory/hparams/__init__.py": "",
+        "src/llamafactory/extras/env.py": 'VERSION = "0.9.3"\n',
+        "scripts/run.sh": "torchrun --nproc_per_node 2 src/train.py examples/sft.yaml\n",
+        "examples/sft.yaml": SFT_YAML,
+    })
+    [plan] = plans
+    assert plan.program.kind == "llamafactory" and plan.program.established
+    assert plan.training_config.document is not None and plan.args["finetuning_type"].value == "lora"
+
+
+TRL_SFT = """\
+from trl import ModelConfig, ScriptArguments, SFTConfig, SFTTrainer, TrlParser
+
+parser = TrlParser((ScriptArguments, SFTConfig, ModelConfig))
+script_args, training_args, model_args = parser.parse_args_and_config()
+SFTTrainer(model=model_args.model_name_or_path, args=training_args).train()
+"""
+
+
+def test_trl_parser_reads_config_as_defaults_and_accelerates_config_file_stays_the_launchers(tmp_path, monkeypatch):
+    """TrlParser.parse_args_and_config: `--config` YAML sets defaults, `env:` sets variables, flags win
+    (trl/scripts/utils.py:303-344 in TRL 1.16.0)."""
+    [plan] = [p for p in plans_for(tmp_path, monkeypatch, {
+        "run.sh": "accelerate launch --config_file recipes/zero3.yaml sft.py --config recipes/sft.yaml --learning_rate 1e-5\n",
+        "recipes/zero3.yaml": "compute_environment: LOCAL_MACHINE\ndistributed_type: DEEPSPEED\nnum_processes: 8\n",
+        "recipes/sft.yaml": "learning_rate: 2.0e-5\nper_device_train_batch_size: 4\nenv:\n  WANDB_PROJECT: sft\n",
+        "sft.py": TRL_SFT,
+    }) if p.launcher == "accelerate"]
+    assert plan.training_config.raw == "recipes/sft.yaml"
+    assert plan.accelerate_config.raw == "recipes/zero3.yaml"
+    assert plan.args["learning_rate"].value == "1e-5" and plan.args["per_device_train_batch_size"].value == 4
+    assert "env" not in plan.args
+    assert any("parse_args_and_config" in note for note in plan.notes)
+
+
+@pytest.mark.parametrize("program,linked", [
+    ("import argparse\nfrom transformers import HfArgumentParser, Trainer, TrainingArguments\n\np = argparse.ArgumentParser()\n"
+     "p.add_argument('--config_file')\nargs = p.parse_args()\n"
+     "(training_args,) = HfArgumentParser(TrainingArguments).parse_yaml_file(args.config_file)\n"
+     "Trainer(args=training_args).train()\n", True),
+    ("import argparse, yaml\nfrom transformers import Trainer, TrainingArguments\n\np = argparse.ArgumentParser()\n"
+     "p.add_argument('--config_file')\nargs = p.parse_args()\ncfg = yaml.safe_load(open(args.config_file))\n"
+     "Trainer(args=TrainingArguments(**cfg['trainer'])).train()\n", False),
+    (TRL_SFT.replace("parse_args_and_config", "parse_args_into_dataclasses"), False),
+])
+def test_a_config_flag_is_a_training_config_only_where_the_program_parses_it_as_one(tmp_path, monkeypatch, program, linked):
+    plans = plans_for(tmp_path, monkeypatch, {
+        "run.sh": "torchrun --nproc_per_node 2 train.py --config_file args.yaml --config args.yaml\n",
+        "args.yaml": "per_device_train_batch_size: 4\n",
+        "train.py": program,
+    })
+    launch = next(p for p in plans if p.launcher == "torchrun")
+    assert (launch.training_config is not None) is linked

@@ -545,7 +545,11 @@ def candidates(package: str, start: str | Path | None, settings: Any = None, pro
     hint = getattr(program, "version_hints", {}).get(package) if program is not None else None
     if hint is not None and (found is None or found.kind == "git"):
         spec, proof = hint
-        found = Evidence(package, "program", clauses=parse_spec(spec) or (), setting=proof.describe(), written=spec)
+        clauses = parse_spec(spec) or ()
+        # A bound that every known release meets (`swift/cli/sft.py` is in ms-swift 1.3.0 and later)
+        # says no more than nothing: the version stays unbounded.
+        if not all(allows(clauses, version) for version in known_releases(package)):
+            found = Evidence(package, "program", clauses=clauses, setting=proof.describe(), written=spec)
     root = getattr(settings, "root", None)
     return _candidates(package, found, root)
 
@@ -589,12 +593,14 @@ def _candidates(package: str, found: Evidence | None, root: Path | None) -> Cand
 
 def clear_cache() -> None:
     from dslint.evidence import pins
-    from dslint.files import roots
-    from dslint.launch import vendored
+    from dslint.files import roots, tree
+    from dslint.launch import callers, vendored
 
     pins.clear_cache()
     vendored.clear_cache()
     roots.clear_cache()
+    tree.clear_cache()
+    callers.clear_cache()
     _folder_of.cache_clear()
     repository_evidence.cache_clear()
     _candidates.cache_clear()

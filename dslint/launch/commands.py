@@ -119,6 +119,12 @@ _PY_LONG_ARG_OPTS = frozenset({"--check-hash-based-pycs"})
 _CONFIG_SUFFIXES = (".yaml", ".yml", ".json")
 _NEGATIVE_NUMBER = re.compile(r"-(\d|\.\d)")
 _SWIFT_ENTRY = re.compile(r"(?:^|/)swift/cli/(?:(_megatron)/)?([a-z_]+)\.py\Z")
+# ms-swift 1.x-2.x's example entries, the same mains as `swift <sub>` (examples/pytorch/llm/llm_sft.py 1.3.0-2.6.1)
+_SWIFT_EXAMPLE = re.compile(r"(?:^|/)examples/pytorch/llm/llm_(sft|infer|rlhf|dpo|orpo|simpo)\.py\Z")
+# ms-swift's entry modules parse their arguments with swift.utils.parse_args, which reads a first
+# positional argument ending in .json only (swift/utils/utils.py:126 in 2.6.1, :141 in 3.0.0); the
+# YAML form is the `swift` command's own (swift/cli/main.py), which these bypass.
+_SWIFT_MODULE_CONFIG = (".json",)
 
 
 def _canon(name: str) -> str:
@@ -276,9 +282,9 @@ def _parse_program_args(words: list[Word], launch: LaunchCommand) -> list[Option
     return out
 
 
-def _strip_config(launch: LaunchCommand, words: list[Word]) -> list[Word]:
+def _strip_config(launch: LaunchCommand, words: list[Word], suffixes: tuple[str, ...] = _CONFIG_SUFFIXES) -> list[Word]:
     """ms-swift / LLaMA-Factory: a first positional argument ending in .yaml/.yml/.json is the config."""
-    if words and words[0].value is not None and words[0].value.lower().endswith(_CONFIG_SUFFIXES):
+    if words and words[0].value is not None and words[0].value.lower().endswith(suffixes):
         launch.config_file = words[0]
         return words[1:]
     return words
@@ -297,10 +303,20 @@ def _entry_for_program(launch: LaunchCommand) -> None:
             launch.entry = "llamafactory train"
         return
     m = _SWIFT_ENTRY.search(value)
+    example = _SWIFT_EXAMPLE.search(value)
     if m and m.group(2) != "main":
         launch.entry = f"{'megatron' if m.group(1) else 'swift'} {m.group(2).replace('_', '-')}"
+    elif example:
+        launch.entry = f"swift {example.group(1)}"
     elif value.endswith("llamafactory/launcher.py"):
         launch.entry = "llamafactory train"
+
+
+def _config_suffixes(launch: LaunchCommand) -> tuple[str, ...]:
+    """The config files the entry a program names reads as its first argument."""
+    if launch.entry is not None and launch.entry.startswith(("swift ", "megatron ")):
+        return _SWIFT_MODULE_CONFIG
+    return _CONFIG_SUFFIXES
 
 
 def _finish_program(launch: LaunchCommand, words: list[Word], index: int) -> LaunchCommand:
@@ -311,7 +327,7 @@ def _finish_program(launch: LaunchCommand, words: list[Word], index: int) -> Lau
         rest = []
     _entry_for_program(launch)
     if launch.entry is not None:
-        rest = _strip_config(launch, rest)
+        rest = _strip_config(launch, rest, _config_suffixes(launch))
     launch.program_args = _parse_program_args(rest, launch)
     return launch
 
@@ -382,7 +398,7 @@ def _python_module(cmd: Command, words: list[Word], i: int, module: Word) -> Lau
     _entry_for_program(launch)
     rest = words[i:]
     if launch.entry is not None:
-        rest = _strip_config(launch, rest)
+        rest = _strip_config(launch, rest, _config_suffixes(launch))
     launch.program_args = _parse_program_args(rest, launch)
     return launch
 

@@ -57,8 +57,10 @@ _TRAINERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (LLAMAFACTORY, ("llamafactory.train", "llamafactory.launcher", "llamafactory.cli", "llamafactory.run_exp",
                     "llmtuner.run_exp", "llmtuner.train", "llmtuner.tuner")),
     (MEGATRON_SWIFT, ("swift.megatron",)),
+    # swift.llm.run: ms-swift 1.x's entries (swift/cli/sft.py 1.3.0); swift.pipelines: 4.x's (swift/cli/sft.py 4.0.0).
     (SWIFT, ("swift.llm.sft_main", "swift.llm.pt_main", "swift.llm.rlhf_main", "swift.llm.SftArguments",
-             "swift.llm.TrainArguments", "swift.llm.RLHFArguments", "swift.cli", "swift.llm.train")),
+             "swift.llm.TrainArguments", "swift.llm.RLHFArguments", "swift.cli", "swift.llm.train", "swift.llm.run",
+             "swift.pipelines")),
     (AXOLOTL, ("axolotl.cli", "axolotl.train")),
     (OPENRLHF, ("openrlhf.cli", "openrlhf.trainer")),
     (VERL, ("verl.trainer",)),
@@ -345,8 +347,21 @@ def _trl_evidence(facts: Program) -> Evidence | None:
 # --------------------------------------------------------------------------------------------
 
 
-def resolve_program(raw: str, module: bool, base: Path, repo_root: Path | None, cwd: Path) -> Path | None:
-    """The file a launch's program word names, looked up as the linker looks up files."""
+def resolve_program(raw: str, module: bool, base: Path, repo_root: Path | None, cwd: Path,
+                    workdir: Path | None = None) -> Path | None:
+    """The file a launch's program word names, looked up as the linker looks up files. ``workdir``: the
+    folder the script cd's into before the launch, where the program (or, for ``-m``, the first entry
+    of sys.path) is looked up alone: the folders the script was not run from say nothing."""
+    base = Path(os.path.abspath(base))  # a display path: its parents are compared with the repository root
+    if workdir is not None and not os.path.isabs(raw):
+        if module:
+            roots = [workdir] + ([repo_root, repo_root / "src"] if repo_root is not None else [])
+            found = module_file(raw, roots)
+            if found is not None and found.name == "__init__.py" and (found.parent / "__main__.py").is_file():
+                return found.parent / "__main__.py"
+            return found
+        candidate = workdir / raw
+        return candidate if candidate.is_file() else None
     if module:
         roots = [base]
         directory = base

@@ -13,6 +13,7 @@ from dslint.files.roots import search_root
 from dslint.launch.consumer import (AXOLOTL, DEEPSPEED_READER, HYDRA, LABEL, LLAMAFACTORY, MEGATRON_SWIFT, SWIFT, UNKNOWN,
                                     Consumer, of_console, of_module, resolve_program)
 from dslint.launch.consumer import read as read_consumer
+from dslint.launch.entries import add_entry_hint, of_entry_file
 from dslint.launch.lookup import Files
 from dslint.launch.plan import LaunchPlan, where
 from dslint.launch.pyprogram import Evidence
@@ -52,19 +53,28 @@ def _identify(plan: LaunchPlan, launch, base: Path, files: Files, read: dict[str
                         assumption=f"the program `{word.raw}` is only known at run time")
     raw = word.value
     root = files.root(base)
-    path = resolve_program(raw, launch.module, base, root, files.cwd)
+    path = resolve_program(raw, launch.module, base, root, files.cwd, plan.folder)
     if path is None:
         if launch.module:
             known = of_module(raw, seen)
             if known is not None:
+                add_entry_hint(known, raw.replace(".", "/") + ".py", seen)
                 return known
             return Consumer(UNKNOWN, False, program=raw,
                             assumption=f"the module {raw} is not in the repository")
+        # ms-swift's own entry files (`torchrun swift/cli/sft.py`) run from a checkout elsewhere
+        known = of_entry_file(raw, seen)
+        if known is not None:
+            return known
         return Consumer(UNKNOWN, False, program=raw, assumption=f"{raw} was not found")
     key = os.path.realpath(path)
     if key not in read:
         read[key] = read_consumer(path, root, files.display)
-    return copy.copy(read[key])
+    consumer = copy.copy(read[key])
+    if consumer.established and consumer.kind in (SWIFT, MEGATRON_SWIFT):
+        consumer.version_hints = dict(consumer.version_hints)
+        add_entry_hint(consumer, key, seen)
+    return consumer
 
 
 def _guess_consumer(plan: LaunchPlan, launch) -> tuple[str | None, str]:
@@ -72,6 +82,8 @@ def _guess_consumer(plan: LaunchPlan, launch) -> tuple[str | None, str]:
     program = (launch.program.value or "") if launch.program is not None else ""
     if program.endswith(("swift/cli/sft.py", "swift/cli/pt.py", "swift/cli/rlhf.py")):
         return SWIFT, f"the program is {program}"
+    if os.path.basename(program) in ("llm_sft.py", "llm_rlhf.py", "llm_dpo.py", "llm_orpo.py", "llm_simpo.py"):
+        return SWIFT, f"{program} is named like ms-swift 1.x-2.x's example entries (examples/pytorch/llm/)"
     if program.endswith(("src/train.py", "llamafactory/launcher.py")) and plan.training_config is not None:
         return LLAMAFACTORY, f"{program} is given a training config"
     if "deepspeed_config" in plan.args:

@@ -97,6 +97,8 @@ class Linker:
         WORLDS[launch.launcher](plan, self.files, base)
         apply_wrappers(plan, command)
         settle_consumer(plan, launch, base, self.files, self.consumers)
+        if plan.training_config is None:
+            self._flag_config(plan, launch, base)
         locate_sources(plan, base, self.files)
         if plan.program is not None and plan.program.kind in (HYDRA, VERL):
             self._hydra_config(plan, launch, base)
@@ -112,9 +114,11 @@ class Linker:
         for option in launch.program_args:
             if option.name is not None:
                 plan.args[_key(option.name)] = _arg_of(option)
-        if launch.launcher in ("swift", "megatron", "llamafactory"):
+        if launch.launcher in ("swift", "megatron", "llamafactory") or launch.config_file is not None:
+            # the consoles, and the entry files they run (`torchrun swift/cli/sft.py cfg.json`)
             self._entry_config(plan, launch, base)
-        elif launch.program_args and launch.program_args[0].name is None and launch.launcher in ("python", "torchrun", "deepspeed", "accelerate"):
+        elif launch.entry is None and launch.program_args and launch.program_args[0].name is None \
+                and launch.launcher in ("python", "torchrun", "deepspeed", "accelerate"):
             self._positional_config(plan, launch.program_args[0], base)
 
     def _positional_config(self, plan: LaunchPlan, first, base: Path) -> None:
@@ -128,6 +132,22 @@ class Linker:
             # arguments (parse_yaml_file(sys.argv[1])); one dslint cannot expand may set anything.
             plan.unseen_arguments = f"its first argument {first.value.raw} is not known statically ({first.span.where()})"
 
+    def _flag_config(self, plan: LaunchPlan, launch, base: Path) -> None:
+        """A training config handed over by a flag the program reads as its arguments (``--config`` of
+        TrlParser, ``--config_file`` given to parse_yaml_file): found by reading the program, never by the
+        flag's name alone (accelerate's own ``--config_file`` is a launcher option, not the program's)."""
+        from dslint.launch.entries import config_flags
+
+        flags = config_flags(plan.program, self.files.cwd)
+        for option in reversed(launch.program_args):
+            if option.name is None or option.key not in flags or option.value is None:
+                continue
+            raw, assumed = _word_value(option.value)
+            self._training_config(plan, raw, option.value.span, base, before_flags=True,
+                                  assumed=option.value.raw if assumed else None, skip=("env",))
+            plan.notes.append(f"the training config is read from {option.name}: {flags[option.key].describe()}")
+            return
+
     def _entry_config(self, plan: LaunchPlan, launch, base: Path) -> None:
         config = launch.config_file
         if config is not None:
@@ -138,7 +158,7 @@ class Linker:
                 plan.args[option.key] = _arg_of(option)
 
     def _training_config(self, plan: LaunchPlan, raw: str | None, span: Span, base: Path, before_flags: bool,
-                         assumed: str | None = None) -> None:
+                         assumed: str | None = None, skip: tuple[str, ...] = ()) -> None:
         reference = self.files.resolve("training-config", raw, span, base, expect=TRAINING_YAML, assumed=assumed,
                                        workdir=plan.folder)
         plan.training_config = reference
@@ -153,6 +173,8 @@ class Linker:
                 for item in entry.value.entries:  # ms-swift: sets env vars only when not already set
                     if item.key not in plan.env and isinstance(item.value, Scalar):
                         plan.env[item.key] = _YamlEnv(str(item.value.value), item.value.span)
+                continue
+            if entry.key in skip:  # TrlParser sets `env:` as environment variables of the processes
                 continue
             from_file[entry.key] = Arg(entry.key, entry.value.to_python(), entry.value.span, _key_origin(entry), entry.key_span)
         if before_flags:
