@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from dslint.evidence.pins import normalize
+from dslint.evidence.pins import normalize, pip_install_targets
 from dslint.files.tree import tree
 
 # Distribution (normalized, pip or conda name) -> the top-level import names its wheel installs.
@@ -85,9 +85,6 @@ class Declared:
 
 _NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[[^\]]*\])?\s*(.*)$")
 _PIP = re.compile(r"(?:^|[\s;&|(])(?:\S*/)?(?:pip[0-9.]*|python[0-9.]*\s+-m\s+pip|uv\s+pip)\s+install\s+([^;&|\n]*)")
-_PIP_VALUE_OPTIONS = {"-i", "--index-url", "--extra-index-url", "-f", "--find-links", "--trusted-host", "--target", "-t",
-                      "--prefix", "--root", "--platform", "--python-version", "--implementation", "--abi", "--src",
-                      "--config-settings", "-C", "--global-option", "--install-option", "--progress-bar", "--cache-dir"}
 _LOCAL = re.compile(r"^(?:\.|\./?|\.\[.*\]|'\.\[.*\]'|\"\.\[.*\]\")$")
 
 
@@ -143,20 +140,11 @@ def _pip_lines(relative: str, text: str, out: Declared) -> None:
     for match in _PIP.finditer(joined):
         line = joined[: match.start()].count("\n") + 1
         words = match.group(1).split()
-        skip = False
-        for word in words:
-            if skip:
-                skip = False
+        for word in pip_install_targets(words):
+            if word.startswith("$"):
+                out.unknown.append(f"{relative}:{line} {word}")
                 continue
-            if word in _PIP_VALUE_OPTIONS:
-                skip = True
-                continue
-            if word in ("-r", "--requirement", "-c", "--constraint"):
-                skip = True  # requirements files are read on their own
-                continue
-            if word.startswith("-") or word.startswith("$") or word in ("\\",):
-                if word.startswith("$"):
-                    out.unknown.append(f"{relative}:{line} {word}")
+            if word == "\\":
                 continue
             _requirement(word, f"{relative}:{line}", out, os.path.dirname(relative))
 

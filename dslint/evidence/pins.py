@@ -426,10 +426,25 @@ _PIP = r"(?:^|\s)(?:(?:\S*/)?python[0-9.]*\s+-m\s+pip|(?:\S*/)?pip[0-9.]*|uv\s+p
 _PIP_VALUE_OPTIONS = {"-i", "--index-url", "--extra-index-url", "-f", "--find-links", "-c", "--constraint", "-r",
                       "--requirement", "-t", "--target", "--prefix", "--root", "--src", "--trusted-host",
                       "--platform", "--python-version", "--implementation", "--abi", "--progress-bar",
-                      "--config-settings", "-C", "--global-option", "--python", "-p", "--upgrade-strategy",
+                      "--config-settings", "-C", "--global-option", "--install-option", "--python", "-p", "--upgrade-strategy",
                       "--cache-dir", "--log", "--proxy", "--retries", "--timeout", "--exists-action", "--cert",
                       "--client-cert", "--only-binary", "--no-binary", "--report", "--extra-index"}
 _VARIABLE = r"\$\{?([A-Za-z_][A-Za-z0-9_]*)(?::?-([^}]*))?\}?"
+
+
+def pip_install_targets(words: list[str]) -> list[str]:
+    """The words of ``pip install WORDS`` that name what it installs: options and their values
+    (``-i URL``, ``-r requirements.txt``, ``--no-cache-dir``) left out."""
+    out: list[str] = []
+    skip = False
+    for token in words:
+        if skip:
+            skip = False
+        elif token.startswith("-"):
+            skip = token in _PIP_VALUE_OPTIONS
+        else:
+            out.append(token)
+    return out
 
 
 def _pins_dockerfile(path: Path, text: str) -> list[Pin]:
@@ -466,14 +481,7 @@ def _pins_dockerfile(path: Path, text: str) -> list[Pin]:
                 words = shlex.split(found.group(1))
             except ValueError:
                 words = found.group(1).split()
-            skip = False
-            for token in words:
-                if skip:
-                    skip = False
-                    continue
-                if token.startswith("-"):
-                    skip = token in _PIP_VALUE_OPTIONS
-                    continue
+            for token in pip_install_targets(words):
                 pin = requirement(token, str(path), None, "RUN pip install")
                 if pin is not None:
                     line = next((first + 1 + n for n, raw in enumerate(lines[first:index]) if token in raw or

@@ -45,13 +45,10 @@ def scheduler_config(use, context):
 
     `"auto"` values are skipped: HF Trainer and accelerate fill them.
 
-    Only where DeepSpeed builds the block: an error under HF Trainer, accelerate, ms-swift and
-    LLaMA-Factory (they pass no optimizer when the block exists) and under a plain
-    `deepspeed.initialize` program dslint read that passes no `optimizer=`; a warning where that
-    reader is only assumed, or a config no launch reaches has `"auto"` values (only HF Trainer and
-    accelerate fill them). Nothing under Megatron-DeepSpeed, which passes its own optimizer and LR
-    scheduler to `deepspeed.initialize` (megatron/training.py `setup_model_and_optimizer`), under
-    a program that passes one, or where the reader is not known.
+    Only where DeepSpeed builds the block, as for optimizer-max-grad-norm (DS237): under HF
+    Trainer, accelerate, ms-swift and LLaMA-Factory, or a plain `deepspeed.initialize` program read
+    that passes no `optimizer=` (a warning where the reader is only assumed or `"auto"` says it);
+    never under Megatron-DeepSpeed or where the reader is not known.
 
     ## Why it matters
     `DeepSpeed does not recognize LR scheduler CosineWarmup`, `WarmupCosineLR.__init__() got an
