@@ -37,6 +37,18 @@ def optimizer_type(config: Mapping):
 NOT_BUILT = "not built"  # client_optimizer_severity: the code passes its own, or whether it does is not known
 
 
+def program_read(use):
+    """What the static read of the launch's program shows (pyprogram.Program), when the program is
+    established; None for a config no launch reaches, or a program not read or not recognised."""
+    program = getattr(use.launch, "program", None) if use.launch is not None else None
+    return program.facts if program is not None and program.established else None
+
+
+def initialize_calls(facts) -> list:
+    """The program's ``deepspeed.initialize(...)`` calls, with their keywords."""
+    return [call for call in facts.calls if call.callee == "deepspeed.initialize"]
+
+
 def client_optimizer_severity(use):
     """The severity of a finding about the config's optimizer/scheduler blocks, which DeepSpeed
     builds only when the code passes none (engine.py `_configure_optimizer`); NOT_BUILT when that
@@ -56,12 +68,12 @@ def client_optimizer_severity(use):
             return None
         return Severity.WARNING if use.consumer is None and ds.has_auto(use.config) else NOT_BUILT
     program = getattr(launch, "program", None)
-    established = program is not None and program.established
     if use.consumer in ds.HF_LIKE:
-        return None if established else Severity.WARNING
-    if use.consumer != "deepspeed" or not established or program.facts is None:
+        return None if program is not None and program.established else Severity.WARNING
+    facts = program_read(use)
+    if use.consumer != "deepspeed" or facts is None:
         return NOT_BUILT
-    calls = [call for call in program.facts.calls if call.callee == "deepspeed.initialize"]
+    calls = initialize_calls(facts)
     if not calls or any(call.spread or call.keywords.get("optimizer") is not None for call in calls):
         return NOT_BUILT
     return None

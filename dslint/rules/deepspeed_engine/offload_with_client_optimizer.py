@@ -7,7 +7,7 @@ from dslint.documents.model import Mapping
 from dslint.documents.edits import replace_value
 from dslint.rule import rule
 from dslint.rules import _deepspeed as ds
-from dslint.rules.deepspeed_engine._common import optimizer_type, truthy
+from dslint.rules.deepspeed_engine._common import initialize_calls, optimizer_type, program_read, truthy
 
 
 @rule("DS230", "offload-with-client-optimizer", severity="error", target="deepspeed", fix="unsafe")
@@ -150,17 +150,12 @@ _DS_CPU_OPTIMIZERS = frozenset({"DeepSpeedCPUAdam", "DeepSpeedCPULion", "DeepSpe
 def _client_optimizer(use):
     """The program's ``deepspeed.initialize(..., optimizer=...)`` call (its Evidence) when the
     launch's program was read and passes one; None when it passes none or that is not known."""
-    launch = use.launch
-    program = getattr(launch, "program", None) if launch is not None else None
-    facts = program.facts if program is not None and program.established else None
+    facts = program_read(use)
     if facts is None:
         return None
     if any(name.rsplit(".", 1)[-1] in _DS_CPU_OPTIMIZERS for name in facts.uses):
         return None  # it may hand over DeepSpeed's own CPU optimizer (Megatron's --cpu-optimizer), which DeepSpeed takes
-    for call in facts.calls:
-        if call.callee == "deepspeed.initialize" and call.keywords.get("optimizer", None) is not None:
-            return call.evidence
-    return None
+    return next((call.evidence for call in initialize_calls(facts) if call.keywords.get("optimizer") is not None), None)
 
 
 def _fixes(use, force):
