@@ -256,38 +256,30 @@ def _literal_pattern(pattern: str, delimiter: str, extended: bool) -> str | None
     """The text a sed pattern matches when it matches one literal text (``\\${zero_stage}`` is
     ``${zero_stage}`` in a basic expression), else None."""
     special = _BASIC_SPECIAL | (_EXTENDED_SPECIAL if extended else set())
-    out, index = [], 0
-    while index < len(pattern):
-        char = pattern[index]
-        if char == "\\":
-            if index + 1 >= len(pattern):
-                return None
-            escaped = pattern[index + 1]
-            if escaped not in special and escaped not in ("\\", delimiter):
-                return None  # \n, \w, \( (a group in a basic expression) ...
-            out.append(escaped)
-            index += 2
-            continue
-        if char in special:
-            return None
-        out.append(char)
-        index += 1
-    return "".join(out)
+    # an escaped special character, backslash or delimiter is itself; \n, \w, \( (a group) are not literal
+    return _literal(pattern, special, special | {"\\", delimiter})
 
 
 def _literal_replacement(replacement: str, delimiter: str) -> str | None:
+    """The text a sed replacement writes when it has no ``&`` and no back-reference (``\\1``)."""
+    return _literal(replacement, {"&"}, {"\\", delimiter, "&"})
+
+
+def _literal(text: str, refused: set, escapable: set) -> str | None:
+    """``text`` with its backslash escapes undone; None when it holds a character of ``refused``
+    unescaped, or escapes one not in ``escapable``."""
     out, index = [], 0
-    while index < len(replacement):
-        char = replacement[index]
-        if char == "&":
-            return None
+    while index < len(text):
+        char = text[index]
         if char == "\\":
-            escaped = replacement[index + 1 : index + 2]
-            if escaped not in ("\\", delimiter, "&"):
-                return None  # \1, \n ...
+            escaped = text[index + 1 : index + 2]
+            if escaped not in escapable:
+                return None
             out.append(escaped)
             index += 2
             continue
+        if char in refused:
+            return None
         out.append(char)
         index += 1
     return "".join(out)
