@@ -66,8 +66,7 @@ class TextOrigin:
         return self.pieces[0][2]
 
     def _piece(self, offset: int) -> int:
-        starts = [piece[0] for piece in self.pieces]
-        return max(bisect.bisect_right(starts, offset) - 1, 0)
+        return max(bisect.bisect_right(self.pieces, offset, key=lambda piece: piece[0]) - 1, 0)
 
     def place(self, start: int, end: int) -> tuple["SourceFile", int, int, bool]:
         """The file and (start, end) there of a range of the made text, and whether the text there
