@@ -417,6 +417,7 @@ class ProgramArguments:
     """
 
     schemas: list[str] = field(default_factory=list)
+    direct: list[str] = field(default_factory=list)  # the schemas of classes the parsers take themselves, not a project subclass
     own: dict[str, ArgDef] = field(default_factory=dict)
     complete: bool = True
     evidence: list[Evidence] = field(default_factory=list)
@@ -449,6 +450,7 @@ def _add_dataclass(out: ProgramArguments, facts: Program, name: str) -> None:
     schema = _schema(name)
     if schema is not None:
         out.schemas.append(schema)
+        out.direct.append(schema)
         return
     fields = dataclass_fields(facts, name)
     if fields is None:

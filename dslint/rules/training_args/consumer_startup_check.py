@@ -1,0 +1,138 @@
+"""DS723: the consumer's own start-up check refuses the launch's arguments."""
+
+from __future__ import annotations
+
+from dslint.diagnostics import Finding, Related
+from dslint.evidence import startup_checks
+from dslint.evidence.startup_checks import UNKNOWN, Refusal
+from dslint.rule import rule
+from dslint.rules.training_args._common import arg_related
+from dslint.rules.training_args._context import TrainingContext, training_context
+
+# Checks a rule of their own reports, with a fix or more evidence: not repeated here.
+OWNED = {
+    "transformers": (("--load_best_model_at_end requires", "DS711"), ("At most one of fp16 and bf16 can be True,", "DS401")),
+}
+_TRANSFORMERS_CLASSES = ("transformers:TrainingArguments", "transformers:Seq2SeqTrainingArguments")
+
+
+@rule("DS723", "consumer-startup-check", severity="error", target="launch", consumers=("hf", "swift", "megatron"))
+def consumer_startup_check(plan, context):
+    """The consumer's own start-up check refuses the launch's arguments.
+
+    ## What it checks
+    ms-swift and transformers validate their arguments while they parse them
+    (`__post_init__` of the argument class, and the methods it calls) and raise on combinations
+    they refuse. `python -m dslint.schemagen.startup_checks` reads that code from every
+    release's wheel (with `ast`, never importing it) and keeps each check whose condition is
+    made of argument values, constants and simple operations, together with the assignments
+    before it that change those values (`schemas/<package>-checks.json`). This rule replays
+    them, in order, on the launch's values and the release's own defaults, for every release
+    the repository allows, and reports the first check that raises, quoting the consumer's
+    message and citing its file and line.
+
+    It speaks only when the check holds in every release the launch may run (a pin, or every
+    release dslint knows when nothing pins it), when the launch itself gives at least one of
+    the arguments the check reads, and when every value the check reads is known: a value
+    from a variable dslint cannot expand, one the program assigns after parsing, or one the
+    consumer computes from something outside the arguments (the model's config, the
+    installed packages, the devices) leaves it silent. Under transformers it runs only where
+    the program's parser takes `TrainingArguments` (or `Seq2SeqTrainingArguments`) itself, not a
+    subclass of its own whose `__post_init__` may differ.
+
+    ## Why it matters
+    The check runs as the job starts, after its queue wait: the launch exits before
+    training. ms-swift, for instance, refuses `--packing true` without a flash-attention
+    implementation (swift/arguments/sft_args.py `_check_padding_free`, ms-swift 4.6.0 line
+    196: `The "packing" feature requires a flash attention implementation.`).
+
+    ## Example
+    ```bash
+    swift sft --model Qwen/Qwen2.5-7B-Instruct --dataset data.jsonl --packing true --attn_impl eager
+    ```
+    Use instead: `--attn_impl flash_attn`.
+    """
+    ctx = training_context(plan, context)
+    if not ctx.active or ctx.package not in ("ms-swift", "transformers") or ctx.in_use is None:
+        return
+    entry = _entry(ctx)
+    if entry is None:
+        return
+    found: dict[str, Refusal] = {}
+    settled: list[bool] = []  # a release that does not refuse: no verdict can hold everywhere any more
+
+    def fails(version: str):
+        if settled:
+            return False
+        refusal = _refusal(ctx, version, entry)
+        if not isinstance(refusal, Refusal):
+            settled.append(True)
+        if refusal is None or refusal is UNKNOWN:
+            return None if refusal is UNKNOWN else False
+        found[version] = refusal
+        return True
+
+    verdict = ctx.in_use.candidates.judge(fails)
+    if not verdict.everywhere or ctx.in_use.candidates.unread_source:
+        return
+    newest = found[verdict.failing[-1]]
+    if any(newest.template.startswith(prefix) for prefix, _ in OWNED.get(ctx.package, ())):
+        return
+    given = [plan.arg(name) for name in newest.reads if plan.arg(name) is not None]
+    anchor = given[-1]
+    shown = ", ".join(f"{arg.name}={_shown(arg.value)}" for arg in given)
+    label = ctx.label()
+    versions = {f"{r.file}:{r.line}" for r in found.values()}
+    where = f"{newest.file}:{newest.line}" + (f" in {label} {verdict.failing[-1]}" if len(versions) > 1 else "")
+    yield Finding(anchor.name_span or anchor.span or plan.span,
+                  f"{label} refuses {shown} at start-up ({newest.exception})",
+                  note=f"{where} raises {newest.exception}: {newest.message}",
+                  related=[arg_related(arg) for arg in given[:-1]] + [Related(ctx.in_use.describe())])
+
+
+def _entry(ctx: TrainingContext) -> str | None:
+    """The argument set whose validation path runs: ms-swift's command, or transformers'
+    TrainingArguments when the program's parser takes that class itself."""
+    if ctx.package == "ms-swift":
+        return ctx.sets[0] if len(ctx.sets) == 1 else None
+    parsers = ctx.parsers
+    if parsers is None or not any(s in parsers.direct for s in _TRANSFORMERS_CLASSES):
+        return None
+    if any(s.startswith("transformers:") and s not in parsers.direct for s in parsers.schemas):
+        return None  # a project subclass of TrainingArguments: its own __post_init__ and defaults
+    return "TrainingArguments"
+
+
+def _refusal(ctx: TrainingContext, version: str, entry: str):
+    """The refusal at ``version``: a Refusal, None (none fires, or one fires on defaults alone) or UNKNOWN."""
+    fields = startup_checks.fields(ctx.package, version, entry)
+    if fields is None:
+        return UNKNOWN
+    plan = ctx.plan
+    values = {}
+    for name, row in fields.items():
+        arg = plan.arg(name)
+        if arg is not None:
+            values[name] = _value(ctx, arg, row[0])
+    refusal = startup_checks.first_refusal(ctx.package, version, entry, values, defaults_stand=plan.unseen_arguments is None)
+    if refusal is None or refusal is UNKNOWN:
+        return refusal
+    if not any(values.get(name, UNKNOWN) is not UNKNOWN for name in refusal.reads):
+        return UNKNOWN  # the launch gives none of what the check reads: the defaults alone say nothing about it
+    if ctx.overwritten(*refusal.reads) is not None:
+        return UNKNOWN
+    return refusal
+
+
+def _value(ctx: TrainingContext, arg, kind: str):
+    if arg.assumed:
+        return UNKNOWN
+    if ctx.package == "transformers" and ctx.from_yaml(arg):
+        return startup_checks.typed_value(kind, arg.value)  # parse_yaml_file hands YAML values to the dataclass
+    return startup_checks.parsed_token(kind, arg.value)  # a command-line token (ms-swift makes YAML values tokens)
+
+
+def _shown(value) -> str:
+    if value is True:
+        return "true"
+    return repr(value) if isinstance(value, str) and (" " in value or not value) else str(value)

@@ -1,0 +1,232 @@
+"""The consumers' start-up checks read from their wheels (dslint/schemagen/startup_checks.py and
+_startup_walk.py) and replayed on a launch's values (dslint/evidence/startup_checks.py)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from dslint.evidence import startup_checks as evaluator
+from dslint.evidence.startup_checks import UNKNOWN
+from dslint.schemagen import argument_names as names
+from dslint.schemagen import startup_checks as generator
+from dslint.schemagen.generations import ARGUMENT_WHEELS
+from oracle_support import prepared_downloads
+
+BASE = '''
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Optional
+
+from .helpers import probe
+
+LIMIT = 8
+
+
+class Strategy(str, Enum):
+    NO = "no"
+    STEPS = "steps"
+
+
+@dataclass
+class BaseArguments:
+    attn_impl: Optional[str] = None
+    packing: bool = False
+    eval_strategy: Strategy | str = "no"
+    eval_steps: Optional[int] = None
+    logging_steps: int = 500
+    workers: int = field(default=0)
+    names: list = field(default_factory=list)
+
+    def __post_init__(self):
+        self.eval_strategy = Strategy(self.eval_strategy)
+        if self.eval_strategy == Strategy.STEPS and self.eval_steps is None:
+            self.eval_steps = self.logging_steps
+        self._check_packing()
+
+    def _check_packing(self):
+        if self.packing:
+            supported = ["flash_attn", "flash_attention_2"]
+            if self.attn_impl not in supported:
+                raise ValueError(f"packing needs one of {supported}, got {self.attn_impl}")
+'''
+
+SFT = '''
+from dataclasses import dataclass
+
+from swift.base import LIMIT, BaseArguments
+from transformers import TrainingArguments
+
+
+@dataclass
+class SftArguments(BaseArguments, TrainingArguments):
+    _DICT_FIELDS = ["names"]
+    batch: int = 2
+
+    @staticmethod
+    def _helper(batch):
+        return batch * 2
+
+    def __post_init__(self):
+        for name in self._DICT_FIELDS:
+            value = getattr(self, name)
+            if isinstance(value, str):
+                setattr(self, name, value.split(","))
+        if self.workers > 0 and probe():
+            raise ValueError("the probe says no")
+        super().__post_init__()
+        if self.eval_steps is not None and self.eval_steps > LIMIT * 100:
+            raise ValueError(f"eval_steps {self.eval_steps} is too large")
+        assert self.batch % 2 == 0, "batch must be even"
+        if self.workers > 2:
+            self.batch = compute(self.batch)
+        if self.batch > 4:
+            raise ValueError("batch above 4")
+        for item in self.names:
+            if item == "x":
+                raise ValueError("no x")
+        TrainingArguments.__post_init__(self)
+        if self.logging_steps == 7:
+            raise ValueError("seven is read after transformers changed it")
+'''
+
+
+def _wheel(version: str = "4.6.0", files: dict | None = None) -> names.Wheel:
+    files = files or {"swift/base.py": BASE, "swift/sft.py": SFT, "swift/helpers.py": "def probe():\n    return True\n"}
+    return names.Wheel(names.PACKAGES["ms-swift"], version, files)
+
+
+def _program(version: str = "4.6.0") -> generator.Program:
+    return generator.read_program(generator.WheelCode(_wheel(version)), "SftArguments")
+
+
+@pytest.fixture
+def shipped(monkeypatch):
+    """The evaluator reading a file written from the test wheel (in place of the shipped one)."""
+    data = generator.encode(generator.Consumer("ms-swift", {"sft": ("SftArguments",)}), [_wheel()])
+    monkeypatch.setattr(evaluator, "checks", lambda package: evaluator.Checks(
+        package, False, data["steps"], data["programs"],
+        {row["version"]: {k: v for k, v in row.items() if k != "version"} for row in data["releases"]}))
+    return data
+
+
+def _refusal(values, **kwargs):
+    return evaluator.first_refusal("ms-swift", "4.6.0", "sft", values, **kwargs)
+
+
+def test_the_walk_follows_super_and_keeps_the_checks_in_the_language():
+    program = _program()
+    raised = [step for step in program.steps if step[0] == "raise"]
+    messages = ["".join(p if isinstance(p, str) else "{" + p[1] + "}" for p in step[3]) for step in raised]
+    assert "packing needs one of {supported}, got {self.attn_impl}" in messages
+    assert "batch must be even" in messages
+    assert any(step[4] == "swift/base.py" for step in raised)  # a check inherited through super()
+    # left out, with their reasons: a condition calling a function, a check inside a loop that is not
+    # over constants
+    assert program.left_out == {"a call of a function": 1, "inside a loop": 1}
+    assert program.sites == len(raised) + 2
+
+
+def test_fields_record_kind_and_constant_default():
+    fields = _program().fields
+    assert fields["packing"] == ["bool", False]
+    assert fields["eval_strategy"] == ["str", "no"]  # Strategy | str: the text reaches the field
+    assert fields["workers"] == ["int", 0]  # field(default=0)
+    assert "names" not in fields  # no check kept reads it
+
+
+def test_a_refusal_quotes_the_message_with_the_values(shipped):
+    found = _refusal({"packing": True, "attn_impl": "eager"})
+    assert found.exception == "ValueError"
+    assert found.message == "packing needs one of ('flash_attn', 'flash_attention_2'), got eager"
+    assert found.file == "swift/base.py" and found.line > 0
+    assert found.reads == ("packing", "attn_impl")
+    assert _refusal({"packing": True, "attn_impl": "flash_attn"}) is None
+
+
+def test_an_assignment_before_the_check_changes_the_value_it_reads(shipped):
+    # eval_steps takes logging_steps (900) when eval_strategy is steps: 900 > LIMIT * 100
+    found = _refusal({"eval_strategy": "steps", "logging_steps": 900})
+    assert found.message == "eval_steps 900 is too large"
+    assert _refusal({"eval_strategy": "no", "logging_steps": 900}) is None
+
+
+def test_a_value_computed_outside_the_language_is_unknown(shipped):
+    assert _refusal({"batch": 6}).message == "batch above 4"
+    # workers > 2: batch = compute(batch), which dslint cannot follow: nothing said
+    assert _refusal({"batch": 6, "workers": 3}) is None
+
+
+def test_a_check_after_one_outside_the_language_still_holds(shipped):
+    # `if self.workers > 0 and probe(): raise` may or may not raise; either way an odd batch is refused
+    assert _refusal({"batch": 3, "workers": 1}).message == "batch must be even"
+
+
+def test_an_unknown_value_says_nothing_and_defaults_stand_only_when_told(shipped):
+    assert _refusal({"packing": True, "attn_impl": UNKNOWN}) is None
+    assert _refusal({"packing": True}).reads == ("packing", "attn_impl")  # the default None is no flash attention
+    assert _refusal({"packing": True}, defaults_stand=False) is None
+
+
+def test_another_packages_base_forgets_what_it_may_set(shipped, monkeypatch):
+    # transformers' TrainingArguments.__post_init__ may change any of its names: logging_steps after it is unknown
+    assert _refusal({"logging_steps": 7}) is None
+
+
+def test_a_loop_over_constant_names_is_unrolled(shipped):
+    program = _program()
+    forgotten = [step for step in program.steps if step[0] == "forget" and "*" in step[2]]
+    assert not forgotten  # setattr(self, name, ...) over _DICT_FIELDS changes `names` only
+
+
+def test_a_release_without_checks_is_unknown(shipped):
+    assert evaluator.first_refusal("ms-swift", "1.0.0", "sft", {}) is UNKNOWN
+
+
+@pytest.mark.parametrize("guard, env, truth", [
+    ("self.a and self.b", {"self.a": False}, False),
+    ("self.a or self.b", {"self.a": True}, True),
+    ("self.a and self.b", {"self.a": True}, UNKNOWN),
+    ("not (self.a in ('x', 'y'))", {"self.a": "z"}, True),
+    ("self.a % self.b != 0", {"self.a": 5, "self.b": 0}, UNKNOWN),  # what would raise is not a verdict
+    ("isinstance(self.a, CLASS)", {"self.a": "steps"}, False),
+    ("self.a.startswith('fl')", {"self.a": "flash"}, True),
+    ("len(self.a) == 0", {"self.a": []}, True),
+])
+def test_the_condition_language_has_three_values(guard, env, truth):
+    assert evaluator._all([guard], env) is truth
+
+
+def test_tokens_are_converted_as_hfargumentparser_does():
+    assert evaluator.parsed_token("bool", "True") is True
+    assert evaluator.parsed_token("bool", True) is True  # a bare flag
+    assert evaluator.parsed_token("bool", "maybe") is UNKNOWN
+    assert evaluator.parsed_token("int", "8") == 8
+    assert evaluator.parsed_token("int", "1.5") is UNKNOWN  # argparse refuses it: another rule's
+    assert evaluator.parsed_token("str", "$ATTN") is UNKNOWN
+    assert evaluator.parsed_token("other", "a") is UNKNOWN
+    assert evaluator.typed_value("float", 3) == 3
+    assert evaluator.typed_value("int", True) is UNKNOWN
+
+
+@pytest.mark.parametrize("name", sorted(generator.CONSUMERS))
+def test_the_shipped_file_is_what_the_generator_writes(name):
+    consumer = generator.CONSUMERS[name]
+    text = consumer.output.read_text(encoding="utf-8")
+    data = json.loads(text)
+    assert generator.render(data) == text
+    assert data["package"] == name and data["entries"] == {k: list(v) for k, v in consumer.entries.items()}
+    for entry, summary in data["newest"].items():
+        assert summary["kept"] * 2 >= summary["checks"], f"{name} {entry}: fewer than half of the checks kept"
+    history = [row["version"] for row in json.loads((consumer.output.parent / f"{name}-names.json").read_text())["releases"]]
+    assert [row["version"] for row in data["releases"]] == history  # the releases the names history read
+
+
+@pytest.mark.oracle
+def test_regenerated_checks_match_shipped():
+    folder = prepared_downloads(ARGUMENT_WHEELS, "*.whl", "the wheels")
+    status = generator.main(["--wheels", str(folder), "--check"])
+    if status == names.EXIT_OTHER_WHEELS:
+        pytest.skip("the folder's wheels are not the ones the shipped files were made from (a download failed?)")
+    assert status == 0
