@@ -47,6 +47,9 @@ class ModelShape:
     moe_intermediate: int | None = None
     source: str = ""  # where the count came from, for people
     family: str | None = None
+    # Multi-head latent attention (DeepSeek-V2/V3: ``kv_lora_rank`` in config.json): the key/value
+    # heads are not grouped, so Megatron's num_query_groups does not come from ``num_key_value_heads``.
+    latent_attention: bool = False
 
     @property
     def has_shape(self) -> bool:
@@ -275,6 +278,7 @@ def _shape(family: str, size: str, args: dict, source: str) -> ModelShape:
         moe_intermediate=args.get("moe_intermediate"),
         source=source,
         family=family,
+        latent_attention=family in _PUBLISHED and family.startswith(("deepseek-v", "deepseek-r1")),
     )
 
 
@@ -349,7 +353,7 @@ def from_hf_config(config: dict, name: str = "config.json") -> ModelShape | None
         params=params, hidden=hidden, layers=layers, heads=heads, kv_heads=kv_heads,
         intermediate=intermediate, vocab=vocab, head_dim=head_dim, tied=tied,
         experts=experts, experts_active=active, moe_intermediate=moe_intermediate,
-        source=name, family=model_type or None,
+        source=name, family=model_type or None, latent_attention=_number(config, "kv_lora_rank") is not None,
     )
 
 
@@ -412,6 +416,18 @@ def read_local_config(model: str, bases: list[Path]) -> ModelShape | None:
     return replace(shape, name=model, source=f"local config {config}") if shape is not None else None
 
 
+def attention_shape(model: str, bases: list[Path]) -> ModelShape | None:
+    """The shape whose attention heads a framework will read: ``<model>/config.json`` when ``model`` is
+    a local folder, else the table's entry for a recognised text model (a multimodal or head
+    variant's name is not taken for its family's shape)."""
+    found = read_local_config(model, bases)
+    if found is not None:
+        return found
+    if not isinstance(model, str) or is_variant(model):
+        return None
+    return recognise(model)
+
+
 # ---- parameter counts written by people -------------------------------------------------------
 
 _COUNT = re.compile(r"^\s*(\d+(?:\.\d+)?(?:e\d+)?)\s*([kmbt]?)\s*$", re.IGNORECASE)
@@ -465,6 +481,13 @@ _MORE_FAMILIES = [
 ]
 
 
+def is_variant(name: str) -> bool:
+    """Whether a model id names a multimodal or head variant of a family (``Qwen2.5-VL-7B``,
+    ``...-Reward``): its text model need not be the family's shape of that size."""
+    base = name.rstrip("/").rsplit("/", 1)[-1].lower().replace("_", "-")
+    return re.search(r"(?:^|-)(?:vl|vision|audio|omni|video|image|mm|llava|reward|rm)(?:-|$)", base) is not None
+
+
 def model_type_of(name: str | None) -> str | None:
     """The transformers ``model_type`` a model id names (``meta-llama/Llama-2-7b-hf`` → ``llama``), or None.
 
@@ -475,7 +498,7 @@ def model_type_of(name: str | None) -> str | None:
     if not name or not isinstance(name, str):
         return None
     base = name.rstrip("/").rsplit("/", 1)[-1].lower().replace("_", "-").replace("meta-llama-", "llama-")
-    if re.search(r"(?:^|-)(?:vl|vision|audio|omni|video|image|mm|llava|reward|rm)(?:-|$)", base):
+    if is_variant(name):
         return None  # a multimodal or head variant of the family is another model type
     for _family, pattern, model_type in _MORE_FAMILIES[:2]:
         if re.search(pattern, base):

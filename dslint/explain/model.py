@@ -66,12 +66,7 @@ def _resolve_model(reading: Reading) -> tuple[ModelShape | None, str | None]:
     how = None
     options = reading.options
     if name:
-        bases = [Path(reading.plan.origin.path).parent]
-        if arg.span is not None and not arg.span.source.virtual:
-            bases.insert(0, Path(arg.span.source.path).parent)
-        if options.cwd is not None:
-            bases.append(options.cwd)
-        found = read_local_config(name, bases)
+        found = read_local_config(name, model_bases(reading.plan, arg.span, options.cwd))
         how = "local-config" if found else None
         if found is None:
             found = recognise(name)
@@ -82,6 +77,21 @@ def _resolve_model(reading: Reading) -> tuple[ModelShape | None, str | None]:
             counted = replace(found, params=options.params, source=f"--params on the command line; shape from {found.source}")
         return counted, "params-option"
     return found, how
+
+
+def model_bases(plan, span, cwd: Path | None = None) -> list[Path]:
+    """The folders a relative model path is looked up from, most likely first: the folder the
+    script cd's into before the launch, the folder of the file that names the model, the
+    launch's own file's folder, and the working directory dslint runs in."""
+    bases = []
+    if plan.folder is not None:
+        bases.append(Path(plan.folder))
+    if span is not None and not span.source.virtual:
+        bases.append(Path(span.source.path).parent)
+    bases.append(Path(plan.origin.path).parent)
+    if cwd is not None:
+        bases.append(cwd)
+    return bases
 
 
 def build(reading: Reading) -> ModelInfo | None:
