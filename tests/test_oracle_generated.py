@@ -843,14 +843,14 @@ def test_accelerate_oracle(accelerate_pipeline, tmp_path_factory, request):
 # ---- oracle 4: deepspeed.initialize on CPU ---------------------------------------------------------
 
 INIT_RULES = DS_PARSE_RULES - {"DS302"} | {"DS230", "DS232", "DS233", "DS234", "DS235", "DS237", "DS238", "DS239", "DS240", "DS242",
-                                          "DS243", "DS244", "DS245", "DS246", "DS247"}
+                                          "DS243", "DS244", "DS245", "DS246", "DS247", "DS225"}
 ADAMW = Obj([("type", "AdamW"), ("params", Obj([("lr", 0.001), ("torch_adam", True)]))])  # torch's AdamW: no op to compile
 
 
 @st.composite
 def init_case(draw):
     kind = draw(st.sampled_from(["allgather", "prescale", "grad-norm", "optimizer", "max-grad-norm", "scheduler", "legacy-stage1",
-                                 "managed-accumulation", "param-dtype"]))
+                                 "managed-accumulation", "param-dtype", "muon"]))
     config = Obj([("train_micro_batch_size_per_gpu", 1), ("optimizer", ADAMW)])
     zero = Obj([("stage", draw(st.sampled_from([1, 2])))])
     if kind == "allgather":
@@ -890,6 +890,12 @@ def init_case(draw):
         config.append(("managed_gradient_accumulation", False))
     elif kind == "param-dtype":
         config.append(("data_types", Obj([("param_dtype", draw(st.sampled_from(["fp32", "bf16"])))])))
+    elif kind == "muon":
+        zero.set("stage", draw(st.sampled_from([2, 3])))
+        reduce_scatter = draw(st.sampled_from([None, True, False]))
+        if reduce_scatter is not None:
+            zero.append(("reduce_scatter", reduce_scatter))
+        config.set("optimizer", Obj([("type", draw(st.sampled_from(["Muon", "muon"]))), ("params", Obj([("lr", 0.02)]))]))
     config.append(("zero_optimization", zero))
     return kind, config
 
