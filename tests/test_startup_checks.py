@@ -124,7 +124,7 @@ def test_the_walk_follows_super_and_keeps_the_checks_in_the_language():
     assert any(step[4] == "swift/base.py" for step in raised)  # a check inherited through super()
     # left out, with their reasons: a condition calling a function, a check inside a loop that is not
     # over constants
-    assert program.left_out == {"a call of a function": 1, "inside a loop": 1}
+    assert program.left_out == {"a function call (files, installed packages, devices)": 1, "inside a loop": 1}
     assert program.sites == len(raised) + 2
 
 
@@ -230,3 +230,39 @@ def test_regenerated_checks_match_shipped():
     if status == names.EXIT_OTHER_WHEELS:
         pytest.skip("the folder's wheels are not the ones the shipped files were made from (a download failed?)")
     assert status == 0
+
+
+def _unpinned(package: str):
+    from dslint.evidence.versions import Candidates, known_releases
+
+    return Candidates(package, known_releases(package), None)
+
+
+def test_unpinned_releases_are_narrowed_to_those_that_accept_the_launchs_names():
+    from dslint.evidence.argnames import narrowed
+
+    found = narrowed(_unpinned("ms-swift"), ["model", "packing_cache", "not_a_flag_anywhere"])
+    assert (found.versions[0], found.versions[-1]) == ("3.5.0", "3.6.4")  # packing_cache: 3.5.0-3.6.4 only
+    assert "--packing_cache (3.5.0–3.6.4)" in found.describe()
+    # a name some release of a package it inherits from has is no evidence (TRL's padding_free)
+    assert narrowed(_unpinned("ms-swift"), ["padding_free"]).versions == _unpinned("ms-swift").versions
+    # names no single release has together: conflicting evidence, nothing narrowed
+    assert narrowed(_unpinned("ms-swift"), ["packing_cache", "tuner_type"]).narrowed_by == ()
+
+
+def test_a_pinned_range_is_not_narrowed():
+    from dslint.evidence.argnames import narrowed
+    from dslint.evidence.versions import Evidence
+
+    pinned = _unpinned("ms-swift")
+    from dataclasses import replace
+
+    pinned = replace(pinned, evidence=Evidence("ms-swift", "range", ()))
+    assert narrowed(pinned, ["packing_cache"]) is pinned
+
+
+def test_the_readme_table_is_the_shipped_files():
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    assert generator.readme_table() in readme

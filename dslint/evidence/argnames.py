@@ -15,7 +15,7 @@ import json
 from dataclasses import dataclass
 from functools import lru_cache
 
-from dslint.evidence.versions import parse_version
+from dslint.evidence.versions import Candidates, parse_version
 
 
 def decode(data: dict) -> dict[str, frozenset[str]]:
@@ -90,3 +90,36 @@ def has_name(package: str, version: str, name: str, inherited_too: bool = True) 
         if candidate and (candidate in names or candidate in inherited):
             return True
     return False
+
+
+def narrowed(found: Candidates, names) -> Candidates:
+    """The candidates a launch's own argument names leave, when nothing pins the package.
+
+    A release that lacks an argument the launch passes is not the one it was written for (its
+    parser would refuse it): with nothing pinning the package, the releases judged are those
+    that have every name the launch uses that some known release has. A name no release has is
+    no evidence (another parser's, or a mistake DS701 reports), nor is a name of a package it
+    inherits arguments from (TRL's ``padding_free`` reaches some ms-swift entries in releases
+    whose own classes lack it); names that no single release has together are conflicting
+    evidence: nothing is narrowed.
+    """
+    if not found.unbounded or found.evidence is not None or not found.versions:
+        return found
+    keep = list(found.versions)
+    cut: list[str] = []
+    inherited = _inherited(found.package)
+    for name in sorted(set(names)):
+        key = name.lstrip("-").replace("-", "_")
+        if inherited is None or key in inherited or (key.startswith("no_") and key[3:] in inherited):
+            continue  # a name of a package it inherits from: some entry of any release may have it
+        answers = {version: has_name(found.package, version, name, inherited_too=False) for version in found.versions}
+        if not any(answers.values()) or all(answer is not False for answer in answers.values()):
+            continue
+        having = [v for v in found.versions if answers[v] is not False]
+        keep = [v for v in keep if answers[v] is not False]
+        cut.append(f"--{name} ({having[0]}–{having[-1]})" if len(having) > 1 else f"--{name} ({having[0]})")
+    if not keep or not cut:
+        return found
+    from dataclasses import replace
+
+    return replace(found, versions=tuple(keep), narrowed_by=tuple(cut))

@@ -361,6 +361,10 @@ class Candidates:
     versions: tuple[str, ...]  # oldest first
     evidence: Evidence | None
     root: Path | None = None  # paths in messages are relative to it
+    # With nothing pinning the package: the names the launch uses that only some releases accept,
+    # each with the releases that do ("--attn_impl (3.0.0–4.6.0)"); ``versions`` are the releases
+    # that accept all of them (dslint.evidence.argnames.narrowed).
+    narrowed_by: tuple[str, ...] = ()
 
     @property
     def label(self) -> str:
@@ -390,6 +394,10 @@ class Candidates:
         """One line for `dslint explain` and a finding's related notes."""
         known = known_releases(self.package)
         span = f"{known[0]}–{known[-1]}" if known else "none"
+        if self.evidence is None and self.narrowed_by:
+            allowed = f"{self.versions[0]}–{self.versions[-1]}" if len(self.versions) > 1 else self.versions[0]
+            return (f"{self.label}: unknown (nothing pins it): judged against {allowed}, the known releases that "
+                    f"accept every argument the launch uses ({', '.join(self.narrowed_by)})")
         if self.evidence is None:
             return f"{self.label}: unknown (nothing pins it): judged against every known version ({span})"
         if self.evidence.kind == "git" or self.unread_source:

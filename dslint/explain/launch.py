@@ -97,5 +97,28 @@ def versions(reading: Reading) -> list[PackageVersions]:
 
     plan = reading.plan
     start = plan.origin.path if plan.origin is not None else None
-    return [PackageVersions(candidates(package, start, reading.options.settings, plan.program))
+    return [PackageVersions(_narrowed(plan, candidates(package, start, reading.options.settings, plan.program)))
             for package in launch_packages(plan)]
+
+
+def _narrowed(plan: LaunchPlan, found):
+    """With nothing pinning the consumer, the releases that accept every argument the launch
+    passes it (dslint.evidence.argnames.narrowed), as the rules that judge values use them.
+    The arguments of a training script of its own reach transformers only where the program was
+    read and they are not the program's own."""
+    from dslint.evidence.argnames import narrowed
+
+    names = [n for n in plan.args if n != "ENV"]
+    if found.package in ("transformers", "trl"):
+        program = plan.program
+        if program is None or not getattr(program, "established", False) or found.package != "transformers":
+            return found
+        from dslint.launch.consumer import program_arguments
+
+        parsers = program_arguments(program)
+        if parsers is None:
+            return found
+        names = [n for n in names if n not in parsers.own]
+    elif found.package not in ("ms-swift", "llamafactory"):
+        return found
+    return narrowed(found, names)

@@ -536,12 +536,12 @@ def _translate(code: Code, frame: _Frame, node: ast.expr) -> ast.expr:
             member = code.enum_member(frame.method.path, node.value.id, node.attr)
             if isinstance(member, (str, int, float, bool)):
                 return ast.Constant(member)
-        raise NotExpressible("a value read from an object other than the arguments")
+        raise NotExpressible("a value of another object (the model's config, torch)")
     if isinstance(node, ast.Name):
         if node.id in frame.constants:
             return _constant_node(frame.constants[node.id])
         if node.id in frame.selves:
-            raise NotExpressible("the argument object itself")
+            raise NotExpressible("the argument object as a whole")
         if node.id in frame.locals:
             return ast.Name(frame.locals[node.id])
         value = code.constant(frame.method.path, node.id)
@@ -574,8 +574,10 @@ def _translate(code: Code, frame: _Frame, node: ast.expr) -> ast.expr:
         return ast.Call(ast.Attribute(_translate(code, frame, node.func.value), node.func.attr),
                         [_translate(code, frame, a) for a in node.args], [])
     if isinstance(node, ast.Call):
-        raise NotExpressible("a call of a function")
-    raise NotExpressible(f"a {type(node).__name__} expression")
+        raise NotExpressible("a function call (files, installed packages, devices)")
+    kinds = {"Subscript": "an item of a list or mapping", "Lambda": "a lambda", "ListComp": "a comprehension",
+             "GeneratorExp": "a comprehension", "JoinedStr": "a formatted string", "NamedExpr": "an assignment expression"}
+    raise NotExpressible(kinds.get(type(node).__name__, f"a {type(node).__name__} expression"))
 
 
 def _types(node: ast.expr) -> ast.expr:

@@ -179,7 +179,7 @@ class WheelCode:
 
     def constant(self, path: str, name: str):
         value = self._module_constant(path, name, 0)
-        return value if value is not None else NotExpressible("a name outside the arguments")
+        return value if value is not None else NotExpressible("a name that is neither an argument nor a constant")
 
     def _module_constant(self, path: str, name: str, depth: int):
         tree = self.wheel._tree(path)
@@ -213,7 +213,7 @@ class WheelCode:
     def enum_member(self, path: str, cls: str, member: str | None):
         found = self.find_class(cls, path)
         if not isinstance(found, tuple):
-            return NotExpressible("a value read from an object other than the arguments")
+            return NotExpressible("a value of another object (the model's config, torch)")
         if not self._str_enum(*found, 0):
             return False if member is None else NotExpressible("a member of a class that is not a str enum")
         if member is None:
@@ -312,8 +312,10 @@ def _kind(annotation: ast.expr) -> str:
     if "str" in named and all(not n.startswith(("List", "list", "Dict", "dict", "Tuple", "tuple", "int", "float", "bool"))
                               for n in named):
         return "str"
-    if len(named) == 1 and next(iter(named)).startswith("Literal["):
-        return "str" if all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in _literal_items(members[0])) else "other"
+    literal = [m for m in members if ast.unparse(m).replace("typing.", "").startswith("Literal[")]
+    if len(named) == 1 and literal:
+        items = _literal_items(literal[0])
+        return "str" if all(isinstance(e, ast.Constant) and isinstance(e.value, (str, type(None))) for e in items) else "other"
     return "other"
 
 
@@ -493,6 +495,19 @@ def render(data: dict) -> str:
         lines.append("  ]" + ("," if index < 2 else ""))
     lines.append("}")
     return "\n".join(lines) + "\n"
+
+
+def readme_table() -> str:
+    """The README's table of the shipped files: per consumer and entry, the checks on the newest
+    release's validation path, how many were kept, and the kinds of condition left out."""
+    rows = ["| consumer | command (class, release) | checks on the path | kept | left out |",
+            "|---|---|---|---|---|"]
+    for name, consumer in CONSUMERS.items():
+        data = json.loads(consumer.output.read_text(encoding="utf-8"))
+        for entry, found in data["newest"].items():
+            left = ", ".join(f"{kind} ({count})" for kind, count in sorted(found["left_out"].items(), key=lambda kv: -kv[1]))
+            rows.append(f"| {name} | {entry} ({found['class']}, {found['release']}) | {found['checks']} | {found['kept']} | {left} |")
+    return "\n".join(rows) + "\n"
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dslint.diagnostics import Finding, Related
-from dslint.evidence import startup_checks
+from dslint.evidence import argnames, startup_checks
 from dslint.evidence.startup_checks import UNKNOWN, Refusal
 from dslint.rule import rule
 from dslint.rules.training_args._common import arg_related
@@ -31,9 +31,12 @@ def consumer_startup_check(plan, context):
     the repository allows, and reports the first check that raises, quoting the consumer's
     message and citing its file and line.
 
-    It speaks only when the check holds in every release the launch may run (a pin, or every
-    release dslint knows when nothing pins it), when the launch itself gives at least one of
-    the arguments the check reads, and when every value the check reads is known: a value
+    It speaks only when the check holds in every release the launch may run: those a pin
+    allows; with nothing pinned, the known releases that accept every argument the launch
+    uses (a launch passing `--padding_free`, new in ms-swift 3.5.0, was written for 3.5.0 or
+    later; `dslint explain` shows which arguments narrowed the range). Further, only when the
+    launch itself gives at least one of the arguments the check reads, and when every value
+    the check reads is known: a value
     from a variable dslint cannot expand, one the program assigns after parsing, or one the
     consumer computes from something outside the arguments (the model's config, the
     installed packages, the devices) leaves it silent. Under transformers it runs only where
@@ -72,8 +75,9 @@ def consumer_startup_check(plan, context):
         found[version] = refusal
         return True
 
-    verdict = ctx.in_use.candidates.judge(fails)
-    if not verdict.everywhere or ctx.in_use.candidates.unread_source:
+    candidates = argnames.narrowed(ctx.in_use.candidates, [n for n in plan.args if n not in ctx.own and n != "ENV"])
+    verdict = candidates.judge(fails)
+    if not verdict.everywhere or candidates.unread_source:
         return
     newest = found[verdict.failing[-1]]
     if any(newest.template.startswith(prefix) for prefix, _ in OWNED.get(ctx.package, ())):
@@ -87,7 +91,7 @@ def consumer_startup_check(plan, context):
     yield Finding(anchor.name_span or anchor.span or plan.span,
                   f"{label} refuses {shown} at start-up ({newest.exception})",
                   note=f"{where} raises {newest.exception}: {newest.message}",
-                  related=[arg_related(arg) for arg in given[:-1]] + [Related(ctx.in_use.describe())])
+                  related=[arg_related(arg) for arg in given[:-1]] + [Related(candidates.describe())])
 
 
 def _entry(ctx: TrainingContext) -> str | None:
