@@ -484,12 +484,24 @@ def auto_readers(document, context, besides=None) -> str:
     about, which the engine judges for a rule with ``consumers``), make of "auto": REFUSE when one is
     established as a reader that cannot fill it (plain DeepSpeed, Megatron-DeepSpeed, inference),
     UNKNOWN when one is only assumed, FILL otherwise (none left counts as FILL)."""
-    others = [plan for plan in context.deepspeed_readers.get(id(document), ()) if plan is not besides]
-    if any(_program_established(plan) and not _fills_auto_plan(plan) for plan in others):
+    refusing, assumed = _reader_kinds(document, context)
+    if any(plan is not besides for plan in refusing):
         return REFUSE
-    if any(not _program_established(plan) for plan in others):
+    if any(plan is not besides for plan in assumed):
         return UNKNOWN
     return FILL
+
+
+def _reader_kinds(document, context) -> tuple[list, list]:
+    """(readers established as unable to fill "auto", readers only assumed) of a config, once per
+    run: a config a thousand launches read is asked about by each of their findings."""
+    key = ("auto_readers", id(document))
+    found = context.memo.get(key)
+    if found is None:
+        readers = context.deepspeed_readers.get(id(document), ())
+        found = context.memo[key] = ([p for p in readers if _program_established(p) and not _fills_auto_plan(p)],
+                                     [p for p in readers if not _program_established(p)])
+    return found
 
 
 def _program_established(plan) -> bool:

@@ -98,7 +98,14 @@ class Versions:
         launch = getattr(use, "launch", None)
         origin = getattr(launch, "origin", None)
         start = getattr(origin, "path", None) or getattr(getattr(use, "document", None), "path", None)
-        self.candidates = candidates("deepspeed", start, getattr(context, "settings", None))
+        memo = getattr(context, "memo", None)
+        key = ("deepspeed-candidates", start)
+        found = memo.get(key) if memo is not None else None
+        if found is None:  # asked by many rules of each config and launch: once per file a run
+            found = candidates("deepspeed", start, getattr(context, "settings", None))
+            if memo is not None:
+                memo[key] = found
+        self.candidates = found
         self.key = self.candidates.versions  # hashable: what the memoized walks are keyed on
         self.parsed = _parsed_versions(self.key)
 
