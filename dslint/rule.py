@@ -26,7 +26,6 @@ defined at the module's top level is registered.
 
 from __future__ import annotations
 
-import inspect
 import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator
@@ -73,7 +72,7 @@ class Rule:
     # For a built-in rule listed in dslint/rule_index.py: a stand-in that imports the rule's
     # module on its first call (see load_rules).
     check: Callable[..., Iterable[Finding]]
-    page: str | None  # the docstring; None until the module of an indexed built-in rule is imported (see ``doc``)
+    page: str | None  # the docstring as written; None until the module of an indexed built-in rule is imported (see ``doc``)
     fix: str | None = None  # a key of FIX_SAFETY; None: the rule makes no fix
     kinds: tuple[str, ...] = ()
     # The readers (``LaunchPlan.consumer`` values) whose behaviour the rule states; empty: any.
@@ -85,8 +84,12 @@ class Rule:
 
     @property
     def doc(self) -> str:
-        """The rule's documentation page (its check function's docstring)."""
-        return self.page if self.page is not None else defined(self.module, self.code).doc
+        """The rule's documentation page (its check function's docstring, its indentation removed)."""
+        if self.page is None:
+            return defined(self.module, self.code).doc
+        import inspect  # here: a lint run never shows a page, and inspect costs more to import than most rules
+
+        return inspect.cleandoc(self.page)
 
     @property
     def fixable(self) -> bool:
@@ -159,7 +162,7 @@ def rule(
             severity=Severity.parse(severity),
             target=target,
             check=check,
-            page=inspect.cleandoc(check.__doc__ or ""),
+            page=check.__doc__ or "",
             fix=fix,
             kinds=tuple(kinds),
             consumers=tuple(consumers),
