@@ -376,7 +376,7 @@ def test_versions_with_their_evidence(tmp_path, monkeypatch):
     assert transformers["versions"][-1].startswith("4.57.")
     swift = {v.candidates.package: v.to_dict() for v in by_entry["sft.sh"].versions}["ms-swift"]
     assert swift["evidence"] == "none" and swift["path"] is None
-    assert swift["text"] == "ms-swift: unknown (nothing pins it): judged against 3.0.0–4.0.4, the known releases that accept every argument the launch uses (--model (3.0.0–4.6.0), --train_type (3.0.0–4.0.4))"
+    assert swift["text"] == "ms-swift: unknown (nothing pins it): judged against 3.0.0–4.0.4, the known releases that have everything the launch uses (--model (3.0.0–4.6.0), --train_type (3.0.0–4.0.4))"
     text = render(launches)
     assert "  versions   DeepSpeed 0.15.4 (deepspeed==0.15.4 in constraints.txt:1" in text
     assert "ms-swift: unknown (nothing pins it)" in text

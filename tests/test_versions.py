@@ -289,8 +289,12 @@ def test_a_verdict_keeps_severity_only_when_every_candidate_fails(tmp_path):
 
     unpinned = candidates("transformers", None)
     newer = unpinned.judge(lambda v: compare(v, "5.0") >= 0)
-    assert newer.anywhere and not newer.everywhere and newer.severity() is Severity.INFO
+    # nothing pins the package and only some releases fail: no evidence about this launch, no finding
+    assert not newer.anywhere and not newer.everywhere and newer.failing
     assert newer.note() == "fails on transformers ≥ 5.0.0; nothing pins transformers"
+    ranged = _repo(tmp_path / "ranged", {"requirements.txt": "transformers>=4.50\n"})
+    some = candidates("transformers", ranged).judge(lambda v: compare(v, "5.0") >= 0)
+    assert some.anywhere and not some.everywhere and some.severity() is Severity.INFO
     root = _repo(tmp_path, {"requirements.txt": "transformers==5.1.0\n"})
     pinned = candidates("transformers", root).judge(lambda v: compare(v, "5.0") >= 0)
     assert pinned.everywhere and pinned.severity() is None and pinned.note() == ""

@@ -397,7 +397,7 @@ class Candidates:
         if self.evidence is None and self.narrowed_by:
             allowed = f"{self.versions[0]}–{self.versions[-1]}" if len(self.versions) > 1 else self.versions[0]
             return (f"{self.label}: unknown (nothing pins it): judged against {allowed}, the known releases that "
-                    f"accept every argument the launch uses ({', '.join(self.narrowed_by)})")
+                    f"have everything the launch uses ({', '.join(self.narrowed_by)})")
         if self.evidence is None:
             return f"{self.label}: unknown (nothing pins it): judged against every known version ({span})"
         if self.evidence.kind == "git" or self.unread_source:
@@ -482,8 +482,11 @@ class Verdict:
 
     @property
     def anywhere(self) -> bool:
-        """Some candidate fails for certain: where dslint cannot tell and none fails, it says nothing."""
-        return bool(self.failing)
+        """Some candidate fails for certain, and that says something about this launch: where
+        dslint cannot tell and none fails, it says nothing; and where nothing bounds the version
+        (nothing pins it), only a failure in every candidate does, since the launch may run any
+        of them (not an info naming the releases that would fail)."""
+        return bool(self.failing) and (self.everywhere or not self.candidates.unbounded)
 
     @property
     def everywhere(self) -> bool:

@@ -99,12 +99,18 @@ class Releases:
     versions: tuple[str, ...]
     why: str  # "axolotl==0.12.2 in requirements.txt:3", "nothing pins axolotl"
     known: tuple[str, ...]
+    pinned: bool = True  # False: nothing bounds the version, the launch may run any known release
 
     def judge(self, fails: Callable[[str], bool]) -> tuple[tuple[str, ...], str]:
-        """(the releases ``fails`` holds for, a note: empty when it holds for all of them)."""
+        """(the releases ``fails`` holds for, a note: empty when it holds for all of them).
+
+        With nothing pinning the framework, a check that holds in only some releases says
+        nothing about this launch (dslint.evidence.versions.Verdict.anywhere): none are returned."""
         failing = tuple(v for v in self.versions if fails(v))
         if not failing or len(failing) == len(self.versions):
             return failing, ""
+        if not self.pinned:
+            return (), ""
         shown = failing[0] if len(failing) == 1 else f"{failing[0]}–{failing[-1]}"
         return failing, f"fails on {self.label} {shown}; {self.why}"
 
@@ -121,13 +127,13 @@ def releases(package: str, label: str, known: tuple[str, ...], start, settings=N
     from dslint.evidence.versions import allows, repository_evidence
 
     if start is None:
-        return Releases(package, label, known, f"nothing pins {package}", known)
+        return Releases(package, label, known, f"nothing pins {package}", known, pinned=False)
     folder = os.path.abspath(str(start))
     folder = folder if os.path.isdir(folder) else os.path.dirname(folder)
     root = getattr(settings, "root", None)
     found = repository_evidence(folder, package, os.path.abspath(root) if root is not None else None)
     if found is None or found.kind == "git":
-        return Releases(package, label, known, f"nothing pins {package}", known)
+        return Releases(package, label, known, f"nothing pins {package}", known, pinned=False)
     why = found.sources(root)
     if found.exact:
         return Releases(package, label, found.exact, why, known)

@@ -105,6 +105,9 @@ class Versions:
             found = candidates("deepspeed", start, getattr(context, "settings", None))
             if memo is not None:
                 memo[key] = found
+        config = getattr(use, "config", None)
+        if found.unbounded and isinstance(config, Mapping):
+            found = _narrowed(found, config, memo)
         self.candidates = found
         self.key = self.candidates.versions  # hashable: what the memoized walks are keyed on
         self.parsed = _parsed_versions(self.key)
@@ -162,6 +165,45 @@ def extra_forbidden(versions: "Versions", failing=None) -> str:
     if not new:
         return "'extra fields not permitted'"
     return f"'Extra inputs are not permitted' ('extra fields not permitted' before DeepSpeed {PYDANTIC2})"
+
+
+def _narrowed(found, config: Mapping, memo: dict | None):
+    """With nothing pinning DeepSpeed, the releases that read every key the config uses.
+
+    A key introduced in a release (``gradient_allreduce_op``, 0.19.6) says the config was written
+    for that release or a later one: an older release ignores or refuses it. Only that lower
+    bound narrows: a key removed later is what the removal rules report, not evidence against
+    the releases that removed it. (dslint.evidence.argnames.narrowed is the same for training
+    arguments.)"""
+    from dataclasses import replace
+
+    key = ("deepspeed-narrowed", id(config))
+    cached = memo.get(key) if memo is not None else None
+    if cached is not None and cached[0] is found:
+        return cached[1]
+    bounds = []
+    for path in _key_paths(config, ()):
+        introduced = introduced_in(path)
+        if introduced is not None:
+            bounds.append((parse_version(introduced), f"{dotted(path)} (from {introduced})"))
+    out = found
+    if bounds:
+        low, _ = max(bounds)
+        keep = tuple(v for v in found.versions if parse_version(v) >= low)
+        if keep and len(keep) < len(found.versions):
+            named = tuple(text for bound, text in sorted(bounds, reverse=True) if bound == low)
+            out = replace(found, versions=keep, narrowed_by=named)
+    if memo is not None:
+        memo[key] = (found, out)
+    return out
+
+
+def _key_paths(node: Mapping, path: tuple):
+    for entry in node.entries:
+        here = path + (str(entry.key),)
+        yield here
+        if isinstance(entry.value, Mapping):
+            yield from _key_paths(entry.value, here)
 
 
 @lru_cache(maxsize=64)

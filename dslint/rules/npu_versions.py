@@ -84,7 +84,7 @@ def npu_flash_attention_2_version(plan, context, *, npu_target):
             continue
         start = plan.origin.path if plan.origin is not None else None
         verdict, broken = judge("transformers", start, context, plan.program, FLASH_ATTENTION_2_ON_NPU)
-        if broken is None:
+        if broken is None or not verdict.anywhere:
             return
         related = [Related(verdict.candidates.describe()), _target_related(target)]
         if verdict.everywhere:
@@ -168,7 +168,7 @@ def npu_nvme_offload_version(use, context, *, npu_target):
         return
     start = plan.origin.path if plan is not None and plan.origin is not None else use.document.path
     verdict, broken = judge("deepspeed", start, context, getattr(plan, "program", None), NVME_ON_NPU)
-    if broken is None:
+    if broken is None or not verdict.anywhere:
         return
     which, span = min(devices, key=lambda d: d[1].start)
     related = [Related(verdict.candidates.describe()), _target_related(target)]

@@ -24,6 +24,9 @@ def gradient_clipping_default(use, context):
     config is a training config by its own keys (an optimizer or scheduler, gradient
     accumulation, ZeRO stage 1 or 2, an optimizer offload): a ZeRO-3 inference config is not.
 
+    With nothing pinning DeepSpeed (and no key of the config that only newer releases read),
+    either default may apply: nothing is said.
+
     ## Why it matters
     The default changed from 0.0 (no clipping) to 1.0 in DeepSpeed 0.19.3
     (deepspeedai/DeepSpeed PR #8068, deepspeed/runtime/constants.py `GRADIENT_CLIPPING_DEFAULT`):
@@ -51,11 +54,14 @@ def gradient_clipping_default(use, context):
     versions = dss.Versions(use, context)
     history = dss.key_history("gradient_clipping").get("default_changed", {})
     changed = history.get("version", "0.19.3")
-    clipping = versions.judge(versions.since(changed))
+    clips = versions.since(changed)
+    if clips and len(clips) < len(versions.key) and versions.candidates.unbounded:
+        return  # nothing says which release runs, so which default applies is not known
+    clipping = versions.judge(clips)
     norm = history.get("to", 1.0)
     if clipping.everywhere:
         now = f"{clipping.where()} clips gradients at norm {norm} by default; DeepSpeed before {changed} did not clip"
-    elif not clipping.anywhere:
+    elif not clips:
         now = f"{versions.judge(versions.key).where()} does not clip by default; DeepSpeed {changed} and later clip at norm {norm}"
     else:
         now = (f"{clipping.where()} clips gradients at norm {norm} by default and older releases do not "
