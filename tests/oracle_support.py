@@ -265,3 +265,80 @@ def prepared_downloads(subfolder: str, pattern: str, what: str):
         pytest.skip(f"{what} are downloaded by `python -m dslint.schemagen.generations --prepare DIR`; "
                     "set DSLINT_SCHEMAGEN_TARGETS=DIR")
     return folder
+
+
+# ---- start-up checks: dslint's replay against the consumer's own validation ---------------------
+
+# How one case came out (tests/test_oracle_startup_checks.py):
+COUNTED = ("refused alike", "accepted alike", "refused by code dslint left out", "DISAGREE")
+OUTCOMES = COUNTED + ("undecided", "masked")
+# - refused alike: dslint's check fires and the consumer raises there, with its type and message;
+# - accepted alike: no check dslint kept fires, and none raises;
+# - refused by code dslint left out: no kept check fires; the consumer raises elsewhere (a check
+#   outside the condition language, its argument parser, an enum conversion): no claim was made;
+# - DISAGREE: a kept check raises that dslint says does not fire, or dslint's check fires and
+#   the consumer accepts, or raises at another kept check, or with another message;
+# - undecided: a kept check's guards read a value dslint does not know: dslint says nothing;
+# - masked: dslint's check fires, but code dslint left out raises first: nothing to compare.
+
+
+@dataclass
+class CheckCase:
+    category: str
+    case: str
+    outcome: str
+    dslint: str  # the check dslint names, "-" for none, "undecided"
+    real: str  # what the consumer raised and where, or "accepted"
+    check: str  # the check's template and site, the same for every case it refuses
+
+
+@dataclass
+class CheckAgreement:
+    oracle: str
+    cases: list[CheckCase] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def add(self, category: str, case: str, outcome: str, dslint: str, real: str, check: str = "-") -> None:
+        assert outcome in OUTCOMES, outcome
+        self.cases.append(CheckCase(category, case, outcome, dslint, real, check))
+
+    def count(self, outcome: str, category: str | None = None) -> int:
+        return sum(1 for c in self.cases if c.outcome == outcome and category in (None, c.category))
+
+    @property
+    def counted(self) -> int:
+        return sum(self.count(o) for o in COUNTED)
+
+    @property
+    def agreement(self) -> float:
+        return 1 - self.count("DISAGREE") / max(self.counted, 1)
+
+    def table(self) -> str:
+        total = len(self.cases)
+        lines = [f"oracle {self.oracle}: {total} cases, {self.counted} counted, {self.counted - self.count('DISAGREE')} agree "
+                 f"({100 * self.agreement:.1f}%), {self.count('undecided')} undecided by dslint "
+                 f"({100 * self.count('undecided') / max(total, 1):.1f}%), {self.count('masked')} masked"]
+        categories = sorted({c.category for c in self.cases})
+        lines.append(f"  {'category':<10} " + " ".join(f"{o[:16]:>16}" for o in OUTCOMES))
+        for category in categories:
+            lines.append(f"  {category:<10} " + " ".join(f"{self.count(o, category):>16}" for o in OUTCOMES))
+        fired: dict[str, int] = {}
+        for case in self.cases:
+            if case.outcome == "refused alike":
+                fired[case.check] = fired.get(case.check, 0) + 1
+        lines.append(f"  checks seen refusing alike ({len(fired)}):")
+        lines.extend(f"    ×{v:<4} {k[:150]!r}" for k, v in sorted(fired.items(), key=lambda kv: -kv[1]))
+        left: dict[str, list] = {}
+        for case in self.cases:
+            if case.outcome in ("refused by code dslint left out", "masked"):
+                key = case.real.split(":")[0] + " at " + case.real.rsplit(" @ ", 1)[-1]
+                left.setdefault(key, []).append(case)
+        if left:
+            lines.append("  raised by code dslint left out (count, an example):")
+            for key, cases in sorted(left.items(), key=lambda kv: -len(kv[1]))[:8]:
+                lines.append(f"    ×{len(cases):<4} {key}: {cases[0].real.split(' @ ')[0][:100]!r} | {cases[0].case[:100]}")
+        for case in self.cases:
+            if case.outcome == "DISAGREE":
+                lines.append(f"    DISAGREE {case.category}: dslint {case.dslint} | real {case.real[:160]} | {case.case}")
+        lines.extend(f"  note: {note}" for note in self.notes)
+        return "\n".join(lines)

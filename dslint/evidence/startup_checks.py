@@ -97,10 +97,29 @@ def first_refusal(package: str, version: str, entry: str, values: dict[str, Any]
     An argument not in ``values`` takes the release's constant default when ``defaults_stand``
     (the launch shows every argument it passes), else is unknown.
     """
+    found = replay(package, version, entry, values, defaults_stand)
+    if found is None:
+        return UNKNOWN
+    for _, holds, refusal in found:
+        if holds is True:
+            return refusal
+    return None
+
+
+def replay(package: str, version: str, entry: str, values: dict[str, Any], defaults_stand: bool = True):
+    """Every check the validation path reaches, in order, as ``(site, holds, refusal)``: the check's
+    (file, line), whether its guards hold (True, False or UNKNOWN), and the Refusal when they do
+    (else None); it stops after the first that holds. None when the release has no checks dslint
+    read. :func:`first_refusal` is the short answer; the oracle tests ask which checks stayed
+    undecided."""
     found = checks(package)
     program = found.program(version, entry) if found is not None else None
     if program is None:
-        return UNKNOWN
+        return None
+    return _replay(found, program, values, defaults_stand)
+
+
+def _replay(found: Checks, program: dict, values: dict[str, Any], defaults_stand: bool):
     env: dict[str, Any] = {}
     for name, row in program["fields"].items():
         if name in values:
@@ -113,6 +132,12 @@ def first_refusal(package: str, version: str, entry: str, values: dict[str, Any]
         kind, guards = step[0], step[1]
         line = next(lines) if kind == "raise" else None
         holds = _all(guards, env)
+        if kind == "raise":
+            refusal = Refusal(step[2], _render(step[3], env), step[4], line, _reads(guards), _render(step[3], {})) \
+                if holds is True else None
+            yield (step[4], line), holds, refusal
+            if holds is True:
+                return
         if holds is False:
             continue
         if kind == "set":
@@ -123,9 +148,6 @@ def first_refusal(package: str, version: str, entry: str, values: dict[str, Any]
                 env["*"] = UNKNOWN
             for target in step[2]:
                 env[target] = UNKNOWN
-        elif kind == "raise" and holds is True:
-            return Refusal(step[2], _render(step[3], env), step[4], line, _reads(guards), _render(step[3], {}))
-    return None
 
 
 def _reads(guards: list[str]) -> tuple[str, ...]:
@@ -141,13 +163,16 @@ def _reads(guards: list[str]) -> tuple[str, ...]:
 
 
 def _render(parts: list, env: dict) -> str:
+    """The message with the parts dslint can fill in: a scalar's text is what the consumer prints;
+    a collection's is not (the language writes lists, tuples and sets alike as tuples)."""
     out = []
     for part in parts:
         if isinstance(part, str):
             out.append(part)
             continue
         value = _value(part[0], env) if part[0] != "?" else UNKNOWN
-        out.append("{" + part[1] + "}" if value is UNKNOWN else str(value))
+        shown = value is not UNKNOWN and (value is None or isinstance(value, (str, int, float, bool)))
+        out.append(str(value) if shown else "{" + part[1] + "}")
     return "".join(out)
 
 

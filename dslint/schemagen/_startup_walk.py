@@ -77,6 +77,11 @@ class Walk:
     left_out: list = field(default_factory=list)  # (reason, file, line)
     _frames: int = 0
     _stack: list = field(default_factory=list)
+    # Values the code turned into enum members (``self.x = SomeStrEnum(self.x)``, see _preserves),
+    # and what was assigned from them: they compare as their text, but a message formats them as
+    # the member (``IntervalStrategy.STEPS`` from Python 3.11, the value before), so a message
+    # part that reads one is not filled in. Never cleared: a later assignment may not run.
+    _enums: set = field(default_factory=set)
 
 
 @dataclass
@@ -205,7 +210,7 @@ def _check(code: Code, walk: Walk, frame: _Frame, guards: list[str], exception: 
     if unknown is not None:
         walk.left_out.append((unknown[1:] or "a condition outside the language", *where))
         return
-    walk.steps.append(["raise", guards, exception, _message(code, frame, message), *where])
+    walk.steps.append(["raise", guards, exception, _message(code, walk, frame, message), *where])
 
 
 def _after(ending: str, guard: str) -> list[str]:
@@ -237,9 +242,13 @@ def _assign(code: Code, walk: Walk, frame: _Frame, statement, guards: list[str])
         target = _single_target(frame, targets[0])
         if target is not None:
             if _preserves(code, frame, target, value):
+                walk._enums.add(target)
                 return
             try:
-                walk.steps.append(["set", guards, target, _expression(code, frame, value)])
+                expression = _expression(code, frame, value)
+                walk.steps.append(["set", guards, target, expression])
+                if _reads_enum(walk, expression):
+                    walk._enums.add(target)
             except NotExpressible:
                 walk.steps.append(["forget", guards, [target]])
             if isinstance(targets[0], ast.Name) and _is_self(frame, value):
@@ -318,7 +327,7 @@ def _loop(code: Code, walk: Walk, frame: _Frame, statement, guards: list[str]) -
             frame.constants.pop(name, None)
         return
     names = _flat_strings(items)
-    inner = Walk(_frames=walk._frames, _stack=walk._stack)
+    inner = Walk(_frames=walk._frames, _stack=walk._stack, _enums=walk._enums)
     mark = getattr(statement, "target", None)
     if mark is not None:
         _targets(frame, [mark])  # the loop variables are locals of the frame, whatever they hold
@@ -396,7 +405,7 @@ def _sets_by_name_only(statement, mark: ast.expr) -> bool:
 
 
 def _opaque(code: Code, walk: Walk, frame: _Frame, statement, guards: list[str], reason: str) -> None:
-    inner = Walk(_frames=walk._frames, _stack=walk._stack)
+    inner = Walk(_frames=walk._frames, _stack=walk._stack, _enums=walk._enums)
     bodies = []
     for name in ("body", "orelse", "finalbody"):
         bodies += getattr(statement, name, []) or []
@@ -604,9 +613,11 @@ def _constant_node(value) -> ast.expr:
     return ast.Constant(value)
 
 
-def _message(code: Code, frame: _Frame, node: ast.expr | None) -> list:
+def _message(code: Code, walk: Walk, frame: _Frame, node: ast.expr | None) -> list:
     """The exception's message: text and ``[expression]`` parts (the evaluator fills in the values
-    it knows); a part outside the language is kept as its source in braces."""
+    it knows); a part outside the language is kept as its source in braces, and so is one whose
+    text is not ``str()`` of its value: a conversion or format spec (``{x!r}``, ``{x:.2f}``), or
+    a value the code made an enum member (see Walk._enums)."""
     if node is None:
         return []
     if isinstance(node, ast.Constant):
@@ -617,12 +628,30 @@ def _message(code: Code, frame: _Frame, node: ast.expr | None) -> list:
             if isinstance(value, ast.Constant):
                 parts.append(str(value.value))
             elif isinstance(value, ast.FormattedValue):
-                parts.append([_try_expression(code, frame, value.value) or "?", ast.unparse(value.value)])
+                plain = value.conversion in (-1, ord("s")) and value.format_spec is None
+                expression = _try_expression(code, frame, value.value) if plain else None
+                parts.append([_filled(walk, expression), ast.unparse(value.value)])
         return parts
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
-        return _message(code, frame, node.left) + _message(code, frame, node.right)
-    expression = _try_expression(code, frame, node)
-    return [[expression or "?", ast.unparse(node)]]
+        return _message(code, walk, frame, node.left) + _message(code, walk, frame, node.right)
+    return [[_filled(walk, _try_expression(code, frame, node)), ast.unparse(node)]]
+
+
+def _filled(walk: Walk, expression: str | None) -> str:
+    """The expression a message part is filled in from, or ``?``: not filled in."""
+    return "?" if expression is None or _reads_enum(walk, expression) else expression
+
+
+def _reads_enum(walk: Walk, expression: str) -> bool:
+    if not walk._enums:
+        return False
+    for node in ast.walk(ast.parse(expression, mode="eval")):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self" \
+                and f"self.{node.attr}" in walk._enums:
+            return True
+        if isinstance(node, ast.Name) and node.id in walk._enums:
+            return True
+    return False
 
 
 def _name_of(frame: _Frame, node: ast.expr):
