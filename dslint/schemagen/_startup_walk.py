@@ -67,6 +67,14 @@ class Code:
     enum_member: Callable[[str, str, str | None], object]
     external_names: Callable[[str], tuple[str, ...]]  # names an external package's base class may set
     class_constant: Callable[[str], object]  # a constant class attribute of the entry's classes, or NotExpressible
+    # What an external package's base ``__post_init__`` does, as forget steps (None: forget its names).
+    external_steps: Callable[[str], "list | None"] = lambda package: None
+    # A function entry: (module path, name) -> the module function of the wheel, or None.
+    function: Callable[[str, str], "Method | None"] = lambda path, name: None
+    # A function entry: the call that parses the argument objects, and each parsed class's
+    # (Code, __post_init__ or None, class name), in the parser's order.
+    parse_call: str | None = None
+    parsed: list = field(default_factory=list)
 
 
 @dataclass
@@ -100,7 +108,18 @@ def walk_entry(code: Code, entry: Method, cls: str) -> Walk:
     return walk
 
 
-def _inline(code: Code, walk: Walk, method: Method, cls: str, guards: list[str], bound: dict[str, str | None]) -> None:
+def walk_function(code: Code, entry: Method, selves: tuple[str, ...]) -> Walk:
+    """A function entry (LLaMA-Factory's ``get_train_args``): its locals ``selves`` hold the argument
+    objects HfArgumentParser fills from one flat namespace, so ``training_args.x`` and
+    ``model_args.x`` are both the argument ``x``. Where the function assigns all of them from
+    ``code.parse_call``, the parsed classes' ``__post_init__`` run, in the parser's order."""
+    walk = Walk()
+    _inline(code, walk, entry, "", [], {}, selves=set(selves))
+    return walk
+
+
+def _inline(code: Code, walk: Walk, method: Method, cls: str, guards: list[str], bound: dict[str, str | None],
+            selves: set[str] | None = None) -> None:
     key = (method.owner, method.node.name)
     if key in walk._stack or len(walk._stack) > 12:
         walk.steps.append(["forget", guards, [ALL]])
@@ -108,7 +127,10 @@ def _inline(code: Code, walk: Walk, method: Method, cls: str, guards: list[str],
     walk._frames += 1
     frame = _Frame(method, cls, walk._frames)
     params = [a.arg for a in method.node.args.args]
-    if static(method):
+    if selves is not None:  # a module function: the parameters given an argument object are that object
+        frame.selves = set(selves)
+        params = [""] + [p for p in params if p not in selves]
+    elif static(method):
         frame.selves = set()
         params = [""] + params
     elif params:
@@ -238,6 +260,9 @@ def _assign(code: Code, walk: Walk, frame: _Frame, statement, guards: list[str])
     targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
     if isinstance(statement, ast.AnnAssign) and value is None:
         return
+    if code.parsed and len(targets) == 1 and _assigns_the_selves(frame, targets[0]):
+        _parse(code, walk, frame, value, guards)
+        return
     if len(targets) == 1 and isinstance(statement, (ast.Assign, ast.AnnAssign)):
         target = _single_target(frame, targets[0])
         if target is not None:
@@ -264,6 +289,40 @@ def _assign(code: Code, walk: Walk, frame: _Frame, statement, guards: list[str])
                 walk.steps.append(["forget", guards, [target]])
             return
     walk.steps.append(["forget", guards, _targets(frame, targets)])
+
+
+def _assigns_the_selves(frame: _Frame, target: ast.expr) -> bool:
+    """``model_args, data_args, training_args, ... = <call>``: every argument object at once."""
+    return isinstance(target, ast.Tuple) and all(isinstance(e, ast.Name) for e in target.elts) \
+        and {e.id for e in target.elts} == frame.selves
+
+
+def _parse(code: Code, walk: Walk, frame: _Frame, value: ast.expr | None, guards: list[str]) -> None:
+    """The argument objects made anew: by the entry's parse call, each parsed class's
+    ``__post_init__`` runs (HfArgumentParser builds the dataclasses in its order); by any other
+    call, dslint does not know what they hold."""
+    if not (isinstance(value, ast.Call) and _called_name(value.func) == code.parse_call):
+        walk.steps.append(["forget", guards, [ALL]])
+        return
+    for class_code, start, cls in code.parsed:
+        if start is None:
+            continue
+        if isinstance(start, str):  # a class of another package: its own __post_init__
+            _external(class_code, walk, start, guards)
+        else:
+            _inline(class_code, walk, start, cls, list(guards), {})
+
+
+def _external(code: Code, walk: Walk, method: str, guards: list[str]) -> None:
+    """A base class's ``__post_init__`` from another package: its effects as that package's
+    releases have them (forget steps), else every name it may set forgotten."""
+    package = method.partition(":")[2]
+    steps = code.external_steps(package)
+    if steps is not None:
+        walk.steps.extend([step[0], guards + step[1], *step[2:]] for step in steps)
+        return
+    names = code.external_names(package)
+    walk.steps.append(["forget", guards, [f"self.{n}" for n in names] if names else [ALL]])
 
 
 def _preserves(code: Code, frame: _Frame, target: str, value: ast.expr | None) -> bool:
@@ -442,8 +501,7 @@ def _call(code: Code, walk: Walk, frame: _Frame, call: ast.Call, guards: list[st
     if target is not None:
         method, cls, first_is_self = target
         if isinstance(method, str):  # a base class from another package
-            names = code.external_names(method.partition(":")[2])
-            walk.steps.append(["forget", guards, [f"self.{n}" for n in names] if names else [ALL]])
+            _external(code, walk, method, guards)
             return
         args = call.args if first_is_self else [ast.Name("self")] + list(call.args)
         bound: dict[str, str | None] = {}
@@ -458,6 +516,8 @@ def _call(code: Code, walk: Walk, frame: _Frame, call: ast.Call, guards: list[st
         _inline(code, walk, method, cls, guards, bound)
         return
     name = _called_name(func)
+    if isinstance(func, ast.Name) and func.id not in frame.locals and _function_call(code, walk, frame, call, guards):
+        return
     if name == "setattr" and len(call.args) >= 2 and _is_self(frame, call.args[0]):
         attribute = _name_of(frame, call.args[1])
         if isinstance(attribute, str):
@@ -475,6 +535,25 @@ def _call(code: Code, walk: Walk, frame: _Frame, call: ast.Call, guards: list[st
             walk.steps.append(["forget", guards, [ALL]])
     if name not in _READS_ONLY and any(_is_self(frame, a) for a in list(call.args) + [k.value for k in call.keywords]):
         walk.steps.append(["forget", guards, [ALL]])
+
+
+def _function_call(code: Code, walk: Walk, frame: _Frame, call: ast.Call, guards: list[str]) -> bool:
+    """A module function of the wheel given argument objects (``_verify_model_args(model_args,
+    data_args, finetuning_args)``): inlined, its parameters given an object being that object."""
+    if not any(_is_self(frame, a) for a in list(call.args) + [k.value for k in call.keywords]):
+        return False
+    callee = code.function(frame.method.path, call.func.id)
+    if callee is None or callee.node.args.vararg or callee.node.args.kwarg:
+        return False
+    params = [a.arg for a in callee.node.args.args]
+    selves, bound = set(), {}
+    for name, value in list(zip(params, call.args)) + [(k.arg, k.value) for k in call.keywords if k.arg]:
+        if _is_self(frame, value):
+            selves.add(name)
+        else:
+            bound[name] = _try_expression(code, frame, value)
+    _inline(code, walk, callee, frame.cls, guards, bound, selves=selves)
+    return True
 
 
 def _mutates(method: str) -> bool:

@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import ast
 import json
+import re
 import sys
 from collections import Counter
 from dataclasses import dataclass
@@ -34,28 +35,41 @@ from pathlib import Path
 
 from dslint.schemagen import argument_names as names
 from dslint.schemagen._hfargs import SCHEMA_DIR
-from dslint.schemagen._startup_walk import ALL, Code, Method, NotExpressible, is_unknown, walk_entry
+from dslint.schemagen._startup_walk import ALL, Code, Method, NotExpressible, is_unknown, walk_entry, walk_function
 
 
 @dataclass(frozen=True)
 class Consumer:
     package: str  # the distribution (names.PACKAGES key)
-    entries: dict[str, tuple[str, ...]]  # dslint's argument set -> the entry class names, newest first
+    # dslint's argument set -> the entry class names, newest first; or a function entry
+    # ``module/path.py:function(parse_call:CLASSES)``: the function that parses the argument objects
+    # with ``parse_call`` from the classes the module constant ``CLASSES`` lists, and validates them.
+    entries: dict[str, tuple[str, ...]]
+    bases: tuple[str, ...] = ()  # packages whose base __post_init__ the entries call (read from their wheels)
 
     @property
     def output(self) -> Path:
         return SCHEMA_DIR / f"{self.package}-checks.json"
 
 
+# TRL's trainer configs, each the entry of the TRL trainer that takes it (dslint's "trl:<Config>").
+_TRL_CONFIGS = ("SFTConfig", "DPOConfig", "GRPOConfig", "KTOConfig", "RewardConfig", "RLOOConfig", "ORPOConfig",
+                "CPOConfig", "BCOConfig", "PPOConfig", "OnlineDPOConfig", "GKDConfig", "XPOConfig", "NashMDConfig",
+                "PRMConfig", "DistillationConfig")
+
 CONSUMERS: dict[str, Consumer] = {
     "transformers": Consumer("transformers", {"TrainingArguments": ("TrainingArguments",)}),
+    "trl": Consumer("trl", {name: (name,) for name in _TRL_CONFIGS}, bases=("transformers",)),
+    "llamafactory": Consumer("llamafactory", {
+        "train": ("llamafactory/hparams/parser.py:get_train_args(_parse_train_args:_TRAIN_ARGS)",),
+    }, bases=("transformers",)),
     "ms-swift": Consumer("ms-swift", {
         "sft": ("SftArguments", "TrainArguments"),
         "pt": ("PretrainArguments", "PtArguments", "TrainArguments"),
         "rlhf": ("RLHFArguments",),
         "megatron-sft": ("MegatronSftArguments", "MegatronTrainArguments"),
         "megatron-rlhf": ("MegatronRLHFArguments",),
-    }),
+    }, bases=("transformers",)),
 }
 
 
@@ -65,10 +79,11 @@ CONSUMERS: dict[str, Consumer] = {
 class WheelCode:
     """Classes, methods, constants and enums of one wheel, for one entry class."""
 
-    def __init__(self, wheel: names.Wheel):
+    def __init__(self, wheel: names.Wheel, external: dict | None = None):
         self.wheel = wheel
         self.root = names._import_root(wheel.package)
         self._mro: dict[tuple[str, str], tuple] = {}
+        self.external = external or {}  # package -> its base __post_init__ as forget steps (external_effects)
 
     def imports(self, path: str) -> dict[str, tuple[str, str]]:
         return _imports_of(self.wheel, path)
@@ -127,8 +142,8 @@ class WheelCode:
 
     # -- the Code interface ----------------------------------------------------------------------
 
-    def code_for(self, entry: str) -> tuple[Code, Method] | None:
-        order = self.mro(entry, "")
+    def code_for(self, entry: str, path: str = "") -> tuple[Code, Method] | None:
+        order = self.mro(entry, path)
         if not order or isinstance(order[0], str):
             return None
 
@@ -174,8 +189,75 @@ class WheelCode:
             return NotExpressible("a class attribute dslint cannot find")
 
         code = Code(resolve=resolve, constant=self.constant, enum_member=self.enum_member, external_names=_external_names,
-                    class_constant=class_constant)
+                    class_constant=class_constant, external_steps=self.external.get)
         return code, start
+
+    def code_for_function(self, spec: str) -> tuple[Code, Method, tuple[str, ...]] | None:
+        """A function entry ``path:function(parse_call:CLASSES)``: its Code, the function and the
+        names its argument objects have (the targets of the assignment from ``parse_call``)."""
+        path, _, rest = spec.partition(":")
+        name, _, inside = rest.partition("(")
+        parse_call, _, constant = inside.rstrip(")").partition(":")
+        entry = self.function(path, name)
+        tree = self.wheel._tree(path)
+        if entry is None or tree is None:
+            return None
+        classes = self._class_list(tree, constant)
+        selves = next((tuple(e.id for e in node.targets[0].elts) for node in ast.walk(entry.node)
+                       if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Tuple)
+                       and isinstance(node.value, ast.Call) and getattr(node.value.func, "id", None) == parse_call
+                       and all(isinstance(e, ast.Name) for e in node.targets[0].elts)), None)
+        if not classes or selves is None or len(selves) != len(classes):
+            return None
+        parsed = []
+        for cls in classes:
+            found = self.code_for(cls, path)
+            if found is not None:
+                parsed.append((found[0], found[1], cls))
+                continue
+            order = self.mro(cls, path)
+            if not order:
+                return None
+            base = next((item for item in order if isinstance(item, str) or any(
+                isinstance(st, ast.FunctionDef) and st.name == "__post_init__" for st in item[1].body)), None)
+            # transformers' Seq2SeqTrainingArguments or a subclass without its own (its base's runs); or none at all
+            parsed.append((self._plain_code(), base if isinstance(base, str) else None, cls))
+        code = self._plain_code()
+        code.parse_call, code.parsed = parse_call, parsed
+        return code, entry, selves
+
+    def _class_list(self, tree: ast.Module, constant: str) -> list[str]:
+        found = [s for s in tree.body if isinstance(s, ast.Assign) and any(isinstance(t, ast.Name) and t.id == constant for t in s.targets)]
+        if len(found) != 1 or not isinstance(found[0].value, (ast.List, ast.Tuple)):
+            return []
+        items = found[0].value.elts
+        return [e.id for e in items] if all(isinstance(e, ast.Name) for e in items) else []
+
+    def _plain_code(self) -> Code:
+        """The Code of a module function: no class of its own (a method of an argument object is not followed)."""
+        return Code(resolve=lambda *args: None, constant=self.constant, enum_member=self.enum_member,
+                    external_names=_external_names, class_constant=lambda name: NotExpressible("not a class"),
+                    external_steps=self.external.get, function=self.function)
+
+    def function(self, path: str, name: str) -> Method | None:
+        """The module function ``name`` as module ``path`` sees it: defined there, or imported from the wheel."""
+        tree = self.wheel._tree(path)
+        if tree is None:
+            return None
+        for statement in tree.body:
+            if isinstance(statement, ast.FunctionDef) and statement.name == name:
+                return Method(statement, f"<{path}>", path)
+        module, original = self.imports(path).get(name, (None, None))
+        if module is None or not (module.startswith(".") or module.split(".")[0] == self.root):
+            return None
+        target = self._module_path(module, path)
+        if target is None or target == path:
+            return None
+        tree = self.wheel._tree(target)
+        for statement in tree.body if tree is not None else []:
+            if isinstance(statement, ast.FunctionDef) and statement.name == original:
+                return Method(statement, f"<{target}>", target)
+        return None
 
     def constant(self, path: str, name: str):
         value = self._module_constant(path, name, 0)
@@ -271,11 +353,11 @@ def _external_names(package: str) -> tuple[str, ...]:
 # ---- fields: each argument's kind and default, as the release's dataclasses declare them ---------
 
 
-def fields_of(code: WheelCode, entry: str) -> dict[str, list]:
+def fields_of(code: WheelCode, entry: str, path: str = "") -> dict[str, list]:
     """name -> [kind] or [kind, default]: kind bool/int/float/str/other; a default only when it is a
     constant (``field(default=...)`` too, ``default_factory=list`` as ``[]``)."""
     out: dict[str, list] = {}
-    for item in reversed(code.mro(entry, "")):
+    for item in reversed(code.mro(entry, path)):
         if isinstance(item, str):
             continue
         where, node = item
@@ -367,19 +449,40 @@ class Program:
     left_out: Counter
 
 
-def read_program(code: WheelCode, entry: str) -> Program | None:
-    found = code.code_for(entry)
-    if found is None:
-        return None
-    walked = walk_entry(found[0], found[1], entry)
+def read_program(code: WheelCode, entry: str, base_fields: dict | None = None) -> Program | None:
+    if ":" in entry:
+        found = code.code_for_function(entry)
+        if found is None:
+            return None
+        walked = walk_function(found[0], found[1], found[2])
+        declared = _parsed_fields(code, entry.partition(":")[0], found[0].parsed)
+    else:
+        found = code.code_for(entry)
+        if found is None:
+            return None
+        walked = walk_entry(found[0], found[1], entry)
+        declared = fields_of(code, entry)
     steps = _pruned(walked.steps)
     lines = [step[5] for step in steps if step[0] == "raise"]
     steps = [[*step[:5]] if step[0] == "raise" else step for step in steps]
     reads = _read_names(steps)
-    fields = {name: row for name, row in fields_of(code, entry).items() if f"self.{name}" in reads}
+    declared = {**(base_fields or {}), **declared}
+    fields = {name: row for name, row in declared.items() if f"self.{name}" in reads}
     kept = sum(1 for step in steps if step[0] == "raise")
     left = Counter(reason for reason, _, _ in walked.left_out)
     return Program(steps, lines, fields, kept + sum(left.values()), left)
+
+
+def _parsed_fields(code: WheelCode, path: str, parsed: list) -> dict[str, list]:
+    """The fields of every parsed class (one flat namespace: HfArgumentParser gives each its own
+    names); a name two classes declare differently keeps only its kind when they agree, else ``other``."""
+    out: dict[str, list] = {}
+    for _, _, cls in parsed:
+        for name, row in fields_of(code, cls, path).items():
+            if name in out and out[name] != row:
+                row = [row[0]] if row[0] == out[name][0] else ["other"]
+            out[name] = row
+    return out
 
 
 def _names_in(expression: str) -> set[str]:
@@ -437,7 +540,63 @@ def _pruned(steps: list) -> list:
     return kept
 
 
-def encode(consumer: Consumer, wheels: list[names.Wheel]) -> dict:
+def external_fields(wheels: list[names.Wheel], entries: tuple[str, ...] = ("Seq2SeqTrainingArguments", "TrainingArguments")
+                    ) -> dict[str, list]:
+    """The base classes' fields with the kind and constant default every one of these releases
+    gives them (a name whose default differs between releases keeps only its kind): the value
+    a subclass in another package starts from when the launch does not give it. The first of
+    ``entries`` a release has (Seq2SeqTrainingArguments: TrainingArguments' fields and its own)."""
+    out: dict[str, list] = {}
+    for number, wheel in enumerate(wheels):
+        code = WheelCode(wheel)
+        rows = next((fields_of(code, e) for e in entries if code.mro(e, "")), {})
+        if number == 0:
+            out = rows
+            continue
+        for name in list(out):
+            row = rows.get(name)
+            if row is None or row[0] != out[name][0]:
+                del out[name]
+            elif row != out[name]:
+                out[name] = [row[0]]
+    return out
+
+
+def external_effects(wheels: list[names.Wheel], entry: str = "TrainingArguments") -> list:
+    """What ``entry.__post_init__`` may do in any of these releases, as steps.
+
+    A subclass in another package calls it through ``super().__post_init__()`` at a release of
+    this package it does not fix. Each distinct release's path is replayed in turn, its checks
+    dropped (a check that fires refuses the launch anyway), its assignments to arguments turned
+    into forget steps and its locals renamed apart: a value that some release really changes is
+    then unknown after the call, whatever the other releases did before it, and a value none
+    changes keeps what it was."""
+    out: list = []
+    seen: set[str] = set()
+    for wheel in sorted(wheels, key=lambda w: names._key(w.version)):
+        code = WheelCode(wheel)
+        found = code.code_for(entry)
+        if found is None:
+            continue
+        steps = []
+        for step in walk_entry(found[0], found[1], entry).steps:
+            if step[0] == "set" and step[2].startswith("self."):
+                steps.append(["forget", step[1], [step[2]]])
+            elif step[0] != "raise":
+                steps.append(step)
+        key = json.dumps(steps)
+        if key in seen:
+            continue
+        seen.add(key)
+        prefix = f"X{len(seen)}"  # its locals apart from the caller's and the other releases' (L1_x -> X1L1_x)
+        out += json.loads(re.sub(r"\b(L\d+_)(?=\w)", prefix + r"\1", key))
+    return out
+
+
+def encode(consumer: Consumer, wheels: list[names.Wheel], external: dict | None = None,
+           base_fields: dict | None = None) -> dict:
+    """``external``: each base package's effects (external_effects); ``base_fields``: the fields
+    those bases give in every release (external_fields)."""
     steps: list = []
     step_index: dict[str, int] = {}
     programs: list = []
@@ -445,11 +604,11 @@ def encode(consumer: Consumer, wheels: list[names.Wheel]) -> dict:
     releases: list = []
     summary: dict = {}
     for wheel in sorted(wheels, key=lambda w: names._key(w.version)):
-        code = WheelCode(wheel)
+        code = WheelCode(wheel, external)
         row: dict = {"version": wheel.version}
         for set_name, classes in consumer.entries.items():
-            cls = next((c for c in classes if code.mro(c, "")), None)
-            program = read_program(code, cls) if cls else None
+            cls = next((c for c in classes if ":" in c or code.mro(c, "")), None)
+            program = read_program(code, cls, base_fields) if cls else None
             if program is None:
                 continue
             numbers = []
@@ -502,12 +661,17 @@ def readme_table() -> str:
     release's validation path, how many were kept, and the kinds of condition left out."""
     rows = ["| consumer | command (class, release) | checks on the path | kept | left out |",
             "|---|---|---|---|---|"]
+    empty = []
     for name, consumer in CONSUMERS.items():
         data = json.loads(consumer.output.read_text(encoding="utf-8"))
         for entry, found in data["newest"].items():
+            if not found["checks"]:
+                empty.append(f"{name} {entry}")
+                continue
             left = ", ".join(f"{kind} ({count})" for kind, count in sorted(found["left_out"].items(), key=lambda kv: -kv[1]))
             rows.append(f"| {name} | {entry} ({found['class']}, {found['release']}) | {found['checks']} | {found['kept']} | {left} |")
-    return "\n".join(rows) + "\n"
+    tail = f"\nNo check on the validation path of: {', '.join(empty)}.\n" if empty else ""
+    return "\n".join(rows) + "\n" + tail
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -524,7 +688,11 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{name}: no wheel in {args.wheels}", file=sys.stderr)
             status = max(status, 1)
             continue
-        text = render(encode(consumer, wheels))
+        bases = {base: names.read_folder(names.PACKAGES[base], args.wheels) for base in consumer.bases}
+        base_fields: dict = {}
+        for found in bases.values():
+            base_fields.update(external_fields(found))
+        text = render(encode(consumer, wheels, {b: external_effects(found) for b, found in bases.items()}, base_fields))
         if args.check:
             shipped = json.loads(consumer.output.read_text(encoding="utf-8"))
             read = [w.version for w in sorted(wheels, key=lambda w: names._key(w.version))]

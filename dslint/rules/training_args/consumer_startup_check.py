@@ -6,24 +6,27 @@ from dslint.diagnostics import Finding, Related
 from dslint.evidence import argnames, startup_checks
 from dslint.evidence.startup_checks import UNKNOWN, Refusal
 from dslint.rule import rule
+from dslint.rules._training import PACKAGE_LABEL, in_use, reader_start
 from dslint.rules.training_args._common import arg_related
 from dslint.rules.training_args._context import TrainingContext, training_context
 
 # Checks a rule of their own reports, with a fix or more evidence: not repeated here.
 OWNED = {
     "transformers": (("--load_best_model_at_end requires", "DS711"), ("At most one of fp16 and bf16 can be True,", "DS401")),
+    "llamafactory": (("Please make sure eval_dataset be provided", "DS712"), ("Please specify dataset for evaluation", "DS712")),
 }
 _TRANSFORMERS_CLASSES = ("transformers:TrainingArguments", "transformers:Seq2SeqTrainingArguments")
 
 
-@rule("DS723", "consumer-startup-check", severity="error", target="launch", consumers=("hf", "swift", "megatron"))
+@rule("DS723", "consumer-startup-check", severity="error", target="launch", consumers=("hf", "swift", "llamafactory", "megatron"))
 def consumer_startup_check(plan, context):
     """The consumer's own start-up check refuses the launch's arguments.
 
     ## What it checks
-    ms-swift and transformers validate their arguments while they parse them
-    (`__post_init__` of the argument class, and the methods it calls) and raise on combinations
-    they refuse. `python -m dslint.schemagen.startup_checks` reads that code from every
+    ms-swift, transformers, TRL and LLaMA-Factory validate their arguments while they parse
+    them (`__post_init__` of the argument class and the methods it calls; LLaMA-Factory's
+    `get_train_args` with the functions it hands the parsed argument objects) and raise on
+    combinations they refuse. `python -m dslint.schemagen.startup_checks` reads that code from every
     release's wheel (with `ast`, never importing it) and keeps each check whose condition is
     made of argument values, constants and simple operations, together with the assignments
     before it that change those values (`schemas/<package>-checks.json`). This rule replays
@@ -40,8 +43,10 @@ def consumer_startup_check(plan, context):
     from a variable dslint cannot expand, one the program assigns after parsing, or one the
     consumer computes from something outside the arguments (the model's config, the
     installed packages, the devices) leaves it silent. Under transformers it runs only where
-    the program's parser takes `TrainingArguments` (or `Seq2SeqTrainingArguments`) itself, not a
-    subclass of its own whose `__post_init__` may differ.
+    the program's parser takes `TrainingArguments` (or `Seq2SeqTrainingArguments`) or a TRL
+    config itself, not a subclass of its own whose `__post_init__` may differ; a TRL config's
+    checks are judged for the TRL releases allowed, with what transformers' own `__post_init__`
+    may change (in any release dslint knows) taken as unknown after `super().__post_init__()`.
 
     ## Why it matters
     The check runs as the job starts, after its queue wait: the launch exits before
@@ -56,18 +61,45 @@ def consumer_startup_check(plan, context):
     Use instead: `--attn_impl flash_attn`.
     """
     ctx = training_context(plan, context)
-    if not ctx.active or ctx.package not in ("ms-swift", "transformers") or ctx.in_use is None:
+    if not ctx.active or ctx.package not in ("ms-swift", "transformers", "llamafactory") or ctx.in_use is None:
         return
-    entry = _entry(ctx)
-    if entry is None:
-        return
+    for judged in _judged(ctx, context):
+        finding = _finding(ctx, *judged)
+        if finding is not None:
+            yield finding
+            return
+
+
+def _judged(ctx: TrainingContext, context) -> list[tuple]:
+    """(package, entry, versions in use) whose validation path parses the launch's arguments: the
+    consumer's own command, transformers' TrainingArguments, or the TRL configs the program's
+    parser takes itself (a TRL config's checks are TRL's, judged for the TRL releases allowed)."""
+    if ctx.package != "transformers":
+        entry = ctx.sets[0] if len(ctx.sets) == 1 else None
+        return [(ctx.package, entry, ctx.in_use)] if entry is not None else []  # USE_MCA on: not judged (_belongs)
+    parsers = ctx.parsers
+    if parsers is None:
+        return []
+    out = []
+    if any(s in parsers.direct for s in _TRANSFORMERS_CLASSES) \
+            and not any(s.startswith("transformers:") and s not in parsers.direct for s in parsers.schemas):
+        out.append(("transformers", "TrainingArguments", ctx.in_use))  # no project subclass with its own __post_init__
+    configs = [s.partition(":")[2] for s in parsers.direct if s.startswith("trl:")]
+    if configs and not any(s.startswith("trl:") and s not in parsers.direct for s in parsers.schemas):
+        trl = in_use("trl", reader_start(ctx.plan), context.settings, ctx.plan.program)
+        out += [("trl", config, trl) for config in configs if trl is not None]
+    return out
+
+
+def _finding(ctx: TrainingContext, package: str, entry: str, use) -> Finding | None:
+    plan = ctx.plan
     found: dict[str, Refusal] = {}
     settled: list[bool] = []  # a release that does not refuse: no verdict can hold everywhere any more
 
     def fails(version: str):
         if settled:
             return False
-        refusal = _refusal(ctx, version, entry)
+        refusal = _refusal(ctx, package, version, entry)
         if not isinstance(refusal, Refusal):
             settled.append(True)
         if refusal is None or refusal is UNKNOWN:
@@ -75,41 +107,28 @@ def consumer_startup_check(plan, context):
         found[version] = refusal
         return True
 
-    candidates = argnames.narrowed(ctx.in_use.candidates, [n for n in plan.args if n not in ctx.own and n != "ENV"])
+    candidates = argnames.narrowed(use.candidates, [n for n in plan.args if n not in ctx.own and n != "ENV"])
     verdict = candidates.judge(fails)
     if not verdict.everywhere or candidates.unread_source:
-        return
+        return None
     newest = found[verdict.failing[-1]]
-    if any(newest.template.startswith(prefix) for prefix, _ in OWNED.get(ctx.package, ())):
-        return
+    if any(newest.template.startswith(prefix) for prefix, _ in OWNED.get(package, ())):
+        return None
     given = [plan.arg(name) for name in newest.reads if plan.arg(name) is not None]
     anchor = given[-1]
     shown = ", ".join(f"{arg.name}={_shown(arg.value)}" for arg in given)
-    label = ctx.label()
+    label = PACKAGE_LABEL.get(package, package)
     versions = {f"{r.file}:{r.line}" for r in found.values()}
     where = f"{newest.file}:{newest.line}" + (f" in {label} {verdict.failing[-1]}" if len(versions) > 1 else "")
-    yield Finding(anchor.name_span or anchor.span or plan.span,
-                  f"{label} refuses {shown} at start-up ({newest.exception})",
-                  note=f"{where} raises {newest.exception}: {newest.message}",
-                  related=[arg_related(arg) for arg in given[:-1]] + [Related(candidates.describe())])
+    return Finding(anchor.name_span or anchor.span or plan.span,
+                   f"{label} refuses {shown} at start-up ({newest.exception})",
+                   note=f"{where} raises {newest.exception}: {newest.message}",
+                   related=[arg_related(arg) for arg in given[:-1]] + [Related(candidates.describe())])
 
 
-def _entry(ctx: TrainingContext) -> str | None:
-    """The argument set whose validation path runs: ms-swift's command, or transformers'
-    TrainingArguments when the program's parser takes that class itself."""
-    if ctx.package == "ms-swift":
-        return ctx.sets[0] if len(ctx.sets) == 1 else None
-    parsers = ctx.parsers
-    if parsers is None or not any(s in parsers.direct for s in _TRANSFORMERS_CLASSES):
-        return None
-    if any(s.startswith("transformers:") and s not in parsers.direct for s in parsers.schemas):
-        return None  # a project subclass of TrainingArguments: its own __post_init__ and defaults
-    return "TrainingArguments"
-
-
-def _refusal(ctx: TrainingContext, version: str, entry: str):
+def _refusal(ctx: TrainingContext, package: str, version: str, entry: str):
     """The refusal at ``version``: a Refusal, None (none fires, or one fires on defaults alone) or UNKNOWN."""
-    fields = startup_checks.fields(ctx.package, version, entry)
+    fields = startup_checks.fields(package, version, entry)
     if fields is None:
         return UNKNOWN
     plan = ctx.plan
@@ -118,7 +137,7 @@ def _refusal(ctx: TrainingContext, version: str, entry: str):
         arg = plan.arg(name)
         if arg is not None:
             values[name] = _value(ctx, arg, row[0])
-    refusal = startup_checks.first_refusal(ctx.package, version, entry, values, defaults_stand=plan.unseen_arguments is None)
+    refusal = startup_checks.first_refusal(package, version, entry, values, defaults_stand=plan.unseen_arguments is None)
     if refusal is None or refusal is UNKNOWN:
         return refusal
     if not any(values.get(name, UNKNOWN) is not UNKNOWN for name in refusal.reads):
@@ -131,8 +150,11 @@ def _refusal(ctx: TrainingContext, version: str, entry: str):
 def _value(ctx: TrainingContext, arg, kind: str):
     if arg.assumed:
         return UNKNOWN
-    if ctx.package == "transformers" and ctx.from_yaml(arg):
-        return startup_checks.typed_value(kind, arg.value)  # parse_yaml_file hands YAML values to the dataclass
+    if ctx.package in ("transformers", "llamafactory") and ctx.from_yaml(arg):
+        # parse_yaml_file / LLaMA-Factory's parse_dict hand the YAML values to the dataclass as they are
+        return startup_checks.typed_value(kind, arg.value)
+    if ctx.package == "llamafactory" and ctx.config_doc is not None:
+        return UNKNOWN  # a key=value after the YAML: OmegaConf.from_cli types it as YAML would
     return startup_checks.parsed_token(kind, arg.value)  # a command-line token (ms-swift makes YAML values tokens)
 
 
