@@ -490,3 +490,13 @@ def test_megatron_rampup_says_the_global_batch_is_the_one_after_the_ramp(tmp_pat
                   "--global-batch-size 64 --rampup-batch-size 16 16 1000\n"})
     assert e.batch.global_batch == 64
     assert any("ramps up to 64" in note for note in e.batch.notes)
+
+
+def test_an_unread_expansion_among_the_launchers_options_leaves_the_programs_defaults(tmp_path, monkeypatch):
+    """torchrun parses the words before the script as its own options (torch/distributed/run.py):
+    `$DISTRIBUTED_ARGS` there gives the program no flag, so Megatron's micro batch default stands."""
+    (e,) = _explain(tmp_path, monkeypatch, {
+        "pretrain_gpt.py": "from megatron.training import pretrain\npretrain()\n",
+        "run.sh": "DISTRIBUTED_ARGS='--nproc_per_node 8'\nif [ -n \"$X\" ]; then DISTRIBUTED_ARGS=$X; fi\n"
+                  "torchrun $DISTRIBUTED_ARGS pretrain_gpt.py --global-batch-size 64\n"})
+    assert e.batch.micro_batch.value == 1 and e.batch.global_batch == 64

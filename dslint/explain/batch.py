@@ -20,7 +20,7 @@ from dslint.documents.model import Mapping, Scalar
 from dslint.explain.lines import line, more, shown, why
 from dslint.explain.origins import Value, defaulted, dict_or_none, fmt, from_arg
 from dslint.explain.reading import Reading
-from dslint.launch.args import complete, is_training
+from dslint.launch.args import is_training
 from dslint.launch.plan import HF_LIKE
 from dslint.values import as_int
 
@@ -69,9 +69,8 @@ def _unseen(reading: Reading) -> str | None:
     plan = reading.plan
     if plan.unseen_arguments:
         return plan.unseen_arguments
-    if not complete(plan):
-        hidden = [w.raw for w in getattr(plan.command, "opaque", ())][:1]
-        return f"an expansion dslint cannot read{f' ({hidden[0]})' if hidden else ''} may give it"
+    if not getattr(plan.command, "program_complete", True):
+        return "an expansion dslint cannot read among the program's arguments may give it"
     return None
 
 
