@@ -462,3 +462,41 @@ def test_a_command_that_does_not_train_has_no_batch_and_no_steps(tmp_path, monke
     (e,) = _explain(tmp_path, monkeypatch, {"merge.sh": "swift export --adapters out/ckpt --merge_lora true\n"})
     assert e.batch.global_batch is None and "swift export does not train" in e.batch.formula
     assert e.steps.epochs is None and e.steps.total_steps is None
+
+
+def test_megatron_defaults_do_not_stand_when_an_unread_expansion_may_give_the_flag(tmp_path, monkeypatch):
+    """argparse takes the last of a repeated flag, so `$EXTRA_ARGS` after --global-batch-size may
+    change it, and may give --micro-batch-size: neither the flag's value nor Megatron's default
+    (micro batch 1, global batch = micro × data parallel) is the run's."""
+    (e,) = _explain(tmp_path, monkeypatch, {
+        "pretrain_gpt.py": "from megatron.training import pretrain\npretrain()\n",
+        "run.sh": "torchrun --nproc_per_node 8 pretrain_gpt.py --tensor-model-parallel-size 1 --global-batch-size 64 $EXTRA_ARGS\n"})
+    assert e.batch.global_batch is None and e.batch.micro_batch is None
+    assert any("unknown micro batch" in note for note in e.batch.notes)
+
+
+def test_hf_defaults_do_not_stand_when_an_unread_expansion_may_give_the_flag(tmp_path, monkeypatch):
+    (e,) = _explain(tmp_path, monkeypatch, {
+        "run.sh": "torchrun --nproc_per_node 8 train.py --deepspeed ds.json --per_device_train_batch_size 4 $EXTRA_ARGS --output_dir o\n",
+        "ds.json": '{"train_micro_batch_size_per_gpu": "auto", "gradient_accumulation_steps": "auto"}\n'})
+    assert e.batch.accumulation is None and e.batch.global_batch is None
+
+
+def test_megatron_rampup_says_the_global_batch_is_the_one_after_the_ramp(tmp_path, monkeypatch):
+    """megatron/microbatches.py: --rampup-batch-size START INCREMENT SAMPLES grows the global batch
+    from START up to --global-batch-size."""
+    (e,) = _explain(tmp_path, monkeypatch, {
+        "run.sh": "torchrun --nproc_per_node 8 pretrain_gpt.py --tensor-model-parallel-size 1 --micro-batch-size 2 "
+                  "--global-batch-size 64 --rampup-batch-size 16 16 1000\n"})
+    assert e.batch.global_batch == 64
+    assert any("ramps up to 64" in note for note in e.batch.notes)
+
+
+def test_an_unread_expansion_among_the_launchers_options_leaves_the_programs_defaults(tmp_path, monkeypatch):
+    """torchrun parses the words before the script as its own options (torch/distributed/run.py):
+    `$DISTRIBUTED_ARGS` there gives the program no flag, so Megatron's micro batch default stands."""
+    (e,) = _explain(tmp_path, monkeypatch, {
+        "pretrain_gpt.py": "from megatron.training import pretrain\npretrain()\n",
+        "run.sh": "DISTRIBUTED_ARGS='--nproc_per_node 8'\nif [ -n \"$X\" ]; then DISTRIBUTED_ARGS=$X; fi\n"
+                  "torchrun $DISTRIBUTED_ARGS pretrain_gpt.py --global-batch-size 64\n"})
+    assert e.batch.micro_batch.value == 1 and e.batch.global_batch == 64

@@ -942,3 +942,21 @@ def test_a_cd_in_a_subshell_or_a_pipeline_part_is_marked():
     s = parse("(cd a && make)\ncd b | cat\nbash -c 'cd c'\ncd d\n")
     assert [(c.args[0].value, c.subshell) for c in s.commands if c.basename == "cd"] == \
         [("a", True), ("b", True), ("c", True), ("d", False)]
+
+
+def test_pwd_is_the_callers_folder_in_a_script_that_never_moves():
+    # bash's pwd and $PWD name the folder the shell is in; a script with no cd/pushd/popd/source
+    # is in the folder it was started from, where its relative paths are resolved: `$(pwd)/P` is `./P`.
+    s = parse("DIR=`pwd`\nHERE=$(pwd -P)\necho ${DIR}/../../train.py $HERE/x \"$PWD/y\"\n")
+    assert values(command(s, "echo")) == ["./../../train.py", "./x", "./y"]
+
+
+@pytest.mark.parametrize("mover", ["cd /data", "pushd out", "source env.sh", ". ./env.sh", "if true; then cd x; fi"])
+def test_pwd_stays_unknown_when_the_script_may_change_folder(mover):
+    s = parse(f"DIR=$(pwd)\n{mover}\necho $DIR/train.py $PWD/x\n")
+    assert values(command(s, "echo")) == [None, None]
+
+
+def test_pwd_in_a_string_another_shell_runs_stays_unknown():
+    s = parse("ssh node1 'python $(pwd)/train.py'\n")
+    assert values(command(s, "python")) == [None]

@@ -62,6 +62,18 @@ def build(reading: Reading, world: Value | None, dp: Value | None) -> Batch:
     return _deepspeed_batch(reading, dp)
 
 
+def _unseen(reading: Reading) -> str | None:
+    """Why a flag the launch does not show may still be given, so that the consumer's default for it
+    does not stand: an unquoted expansion dslint cannot read (``$EXTRA_ARGS``) may hold any flag
+    (argparse takes the last of a repeated one), or a config it cannot read sets the arguments."""
+    plan = reading.plan
+    if plan.unseen_arguments:
+        return plan.unseen_arguments
+    if not getattr(plan.command, "program_complete", True):
+        return "an expansion dslint cannot read among the program's arguments may give it"
+    return None
+
+
 # ---- HF Trainer (ms-swift, LLaMA-Factory) ------------------------------------------------------
 
 
@@ -87,6 +99,9 @@ def _hf_micro(reading: Reading, notes: list[str]) -> Value | None:
             notes.append(f"per_device_train_batch_size {arg.value!r} is not a number")
             return None
         return from_arg(arg, number)
+    if (unseen := _unseen(reading)) is not None:
+        notes.append(f"per_device_train_batch_size is not in the launch, and its default does not stand: {unseen}")
+        return None
     default = 1 if reading.consumer == "swift" else 8
     return _own_default(reading, "per_device_train_batch_size") or defaulted(
         default, f"{reading.defaults_name()} per_device_train_batch_size {default} (not set)")
@@ -101,6 +116,9 @@ def _hf_accumulation(reading: Reading, micro: Value | None, world: Value | None,
     if arg is not None:
         number = as_int(arg.value)
         return from_arg(arg, number) if number is not None else None
+    if (unseen := _unseen(reading)) is not None:
+        notes.append(f"gradient_accumulation_steps is not in the launch, and its default does not stand: {unseen}")
+        return None
     if own is not None:
         return own
     if reading.consumer != "swift":
@@ -151,27 +169,44 @@ def _own_default(reading: Reading, name: str) -> Value | None:
 
 def _megatron_batch(reading: Reading, dp: Value | None) -> Batch:
     notes: list[str] = []
+    unseen = _unseen(reading)
     arg = reading.arg("micro_batch_size")
-    micro = from_arg(arg, as_int(arg.value)) if arg is not None and as_int(arg.value) else defaulted(1, "Megatron's default micro_batch_size 1")
+    if arg is not None and as_int(arg.value):
+        micro = from_arg(arg, as_int(arg.value))
+    elif arg is None and unseen is None:
+        micro = defaulted(1, "Megatron's default micro_batch_size 1")
+    else:
+        micro = None
+        notes.append(f"unknown micro batch: {'--micro-batch-size is not a number dslint can read' if arg is not None else unseen}")
     arg = reading.arg("global_batch_size")
     if arg is not None and as_int(arg.value):
         global_value = from_arg(arg, as_int(arg.value))
+    elif arg is not None or unseen is not None:
+        notes.append(f"unknown global batch: {'--global-batch-size is not a number dslint can read' if arg is not None else unseen}")
+        return _product(reading, micro, None, dp, notes)
     elif reading.consumer == "megatron":
         global_value = defaulted(16, "Megatron-SWIFT's default global_batch_size 16 (megatron_args.py:482-483)")
-    elif dp is not None and micro.value:
+    elif dp is not None and micro is not None and micro.value:
         # Megatron-LM / Megatron-DeepSpeed: no --global-batch-size is one micro batch per data-parallel rank
         global_value = defaulted(micro.value * dp.value, "Megatron's default global_batch_size: micro batch × data parallel "
                                  "(megatron/arguments.py, `if args.global_batch_size is None`)")
     else:
         return _product(reading, micro, None, dp, notes)
     accumulation = None
-    if dp is not None and micro.value:
+    if dp is not None and micro is not None and micro.value:
         step = micro.value * dp.value
         if global_value.value % step:
             notes.append(f"global_batch_size {global_value.value} is not divisible by micro batch {micro.value} × data parallel {dp.value}: Megatron refuses it")
         else:
             value = global_value.value // step
             accumulation = Value(value, f"global_batch_size {global_value.value} / (micro {micro.value} × data parallel {dp.value}) ({global_value.where})", global_value.path, global_value.line, global_value.default)
+    rampup = reading.arg("rampup_batch_size")
+    if rampup is not None:
+        # megatron/microbatches.py build_num_microbatches_calculator: with --rampup-batch-size START
+        # INCREMENT SAMPLES the global batch grows from START to --global-batch-size
+        # (RampupBatchsizeNumMicroBatches); the value here is the one after the ramp.
+        notes.append(f"--rampup-batch-size {rampup.value if isinstance(rampup.value, str) else ' '.join(map(str, rampup.value or ()))}: "
+                     f"the global batch ramps up to {global_value.value}, the value shown")
     batch = _product(reading, micro, accumulation, dp, notes)
     if batch.global_batch is None:
         batch.global_batch = global_value.value
@@ -269,9 +304,11 @@ def _unknown_factors(reading: Reading, micro: Value | None, accumulation: Value 
                              (accumulation, "gradient accumulation", "gradient_accumulation_steps")):
         if value is not None and value.value is not None:
             continue
-        if key in said:
+        if key in said or f"unknown {name}" in said:
             continue  # a note above already says what is wrong with it
-        if reading.consumer in HF_LIKE:
+        if reading.megatron:
+            out.append(f"unknown {name}: Megatron derives it from the global batch, the micro batch and the data-parallel size")
+        elif reading.consumer in HF_LIKE:
             out.append(f"unknown {name}: the training argument is not a number dslint can read")
         elif reading.config is None:
             out.append(f"unknown {name}: no DeepSpeed config is linked"

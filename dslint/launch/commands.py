@@ -80,6 +80,10 @@ class LaunchCommand:
     via: str | None = None  # e.g. "python -m torch.distributed.run"
     opaque: list[Word] = field(default_factory=list)  # words whose role cannot be decided
     complete: bool = True  # False when an unknown unquoted expansion may add or remove arguments
+    # False when such an expansion stands among the program's own arguments (after the program), where
+    # it may give any of its flags; one among the launcher's options (`torchrun $DISTRIBUTED_ARGS
+    # train.py`) is the launcher's to parse and gives the program none.
+    program_complete: bool = True
 
     @property
     def span(self) -> Span:
@@ -254,7 +258,7 @@ def _parse_program_args(words: list[Word], launch: LaunchCommand) -> list[Option
         w = words[i]
         pre = w.prefix
         if w.may_split and w.value is None:
-            launch.complete = False
+            launch.complete = launch.program_complete = False
         if _is_flag(pre):
             parts = split_word(w) if "=" in pre else None
             if parts is not None:
@@ -267,7 +271,7 @@ def _parse_program_args(words: list[Word], launch: LaunchCommand) -> list[Option
             values: list[Word] = []
             while j < n and not _is_flag(words[j].prefix):
                 if words[j].may_split and words[j].value is None:
-                    launch.complete = False
+                    launch.complete = launch.program_complete = False
                 values.append(words[j])
                 j += 1
             out.append(
@@ -448,7 +452,7 @@ def _swift(cmd: Command, words: list[Word]) -> LaunchCommand:
         rest = rest[1:]
         launch.entry = f"{base} {launch.subcommand}"
     elif rest and rest[0].value is None:
-        launch.complete = False
+        launch.complete = launch.program_complete = False
     rest = _strip_config(launch, rest)
     launch.program_args = _parse_program_args(rest, launch)
     return launch

@@ -1,7 +1,8 @@
 """Expansion: the value bash gives each word, from the variable table, as pieces and fields.
 
 Parameter expansion, arithmetic, the few command substitutions whose output is known (``expr``,
-``echo``, ``cat <<EOF``), field splitting, and here-document bodies. An ``Expander`` is given the
+``echo``, ``cat <<EOF``, ``pwd`` in a script that stays where it started), field splitting, and
+here-document bodies. An ``Expander`` is given the
 text being read and the variable table; the walker, the assignments and the commands expand
 their words with it.
 """
@@ -37,6 +38,11 @@ _MAX_EXPANSION_NESTING = 100  # $( $( ... ) ), ${a:-${b:-...}} deeper than this 
 _LITERAL_TYPES = frozenset({"number", "variable_name", "regex", "extglob_pattern", "test_operator", "special_variable_name"})
 _QUOTED_TEXT_TYPES = frozenset({"raw_string", "ansi_c_string", "string_content"})
 _EXPANSION_TYPES = ("simple_expansion", "expansion", "command_substitution", "arithmetic_expansion")
+# A command that may change the shell's folder: cd, pushd, popd, or a file sourced into the
+# script (which may cd). Matched anywhere in the text, even in a comment or a string: a script
+# that may move is not one that stays.
+_MOVES = re.compile(r"(?:^|[\s;&|(`{])(?:cd|pushd|popd|source)(?=[\s;&|)`}]|$)|(?:^|[;&|({]|\bthen|\bdo)\s*\.\s+\S", re.M)
+_PWD_OPTIONS = ("-L", "-P")
 
 
 class Expander:
@@ -47,6 +53,7 @@ class Expander:
         self.ctx = Ctx()  # the statement being read: `${X:=v}` records its assignment there
         self._nesting = 0
         self._literal = True  # no expansion met since the word began (Word.literal)
+        self._stays: bool | None = None  # the script never changes its folder (``caller_folder``)
 
     # ---- words as pieces ----
 
@@ -165,7 +172,22 @@ class Expander:
     def var_pieces(self, name: str, quoted: bool, node) -> list:
         if not NAME_RE.match(name):
             return special_pieces(name, quoted)
-        return var_value_pieces(self.lookup(name, node), name, quoted)
+        var = self.lookup(name, node)
+        if var is None and name == "PWD" and self.caller_folder():
+            return [(".", ".", quoted)]  # bash sets PWD to the folder it starts in
+        return var_value_pieces(var, name, quoted)
+
+    def caller_folder(self) -> bool:
+        """Whether ``pwd``/``$PWD`` here is the folder the caller started the script in, written
+        ``.``: the script never changes folder (no cd, pushd, popd, nor a sourced file that
+        might), and this is the script's own text, not a string run by eval, ``bash -c``, ssh or
+        a container, whose shell may start elsewhere. Relative paths are resolved from that same
+        folder, so ``$(pwd)/P`` and ``./P`` name one file, whichever folder it is."""
+        if self.ctx.from_eval or self.tm.fixed_span is not None or self.tm.shift is not None:
+            return False
+        if self._stays is None:
+            self._stays = _MOVES.search(self.script.source.text) is None
+        return self._stays
 
     def expansion(self, node, quoted: bool, depth: int) -> list:
         """``${...}``."""
@@ -301,6 +323,8 @@ class Expander:
             return _expr_output(self.fields(args))
         if program == "echo":
             return _echo_output(self.fields(args))
+        if program == "pwd" and all(self.tm.text(a) in _PWD_OPTIONS for a in args) and self.caller_folder():
+            return (".", ".")  # bash's pwd prints the shell's current folder (builtins/cd.def)
         return UNKNOWN
 
     def cat_heredoc(self, node):
