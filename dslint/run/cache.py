@@ -299,6 +299,17 @@ def depends_on(path: str) -> None:
             _RECORDING[-1].signed.add(kept)
 
 
+def note_inputs(paths: dict[str, str]) -> None:
+    """Tell the recording runs that results replayed here (dslint.run.units) stand on these paths,
+    each as it was used ("read", "signed", "list" or "look"), as if this run had used them."""
+    for recorder in _RECORDING:
+        sets = {"read": recorder.reads, "signed": recorder.signed, "list": recorder.lists, "look": recorder.looks}
+        for path, how in paths.items():
+            kept = recorder._keep(path)
+            if kept is not None and how in sets:
+                sets[how].add(kept)
+
+
 def _mtime(path: str) -> int | None:
     try:
         return os.stat(path).st_mtime_ns

@@ -1,0 +1,312 @@
+"""Per-unit results: a run after an edit lints again only the files the edit can change.
+
+The run cache (dslint.run.cache) replays a whole run when nothing it read changed. When one file
+did change, this module keeps the rest: the files of a settings group are linted in *units*,
+sets of files that are linted together, and each unit's findings are kept in
+``.dslint_cache/<version>/units/`` with everything its linting read, listed and looked at. A
+unit is replayed while those inputs are what they were (a read file's size and modification
+time, else its content hash; a listed folder's modification time; whether a looked-at path is
+there, and as what) and its files are still found by the walk; every other file is linted again.
+
+Why the union of the units' findings is the run's: a file's findings depend on the other files
+only through what linting reads or looks at (the linker finds the configs a launch names, the
+layouts read sibling node scripts, an accelerate config's DeepSpeed file is looked up), or
+through a document two units would both read. So units are checked after linting: a unit that
+read or looked at a file another unit holds (one of its files, a document it read, a file its
+findings are in), or that holds such a file itself, is merged with that unit and the two are
+linted again as one. Units start as the files that name each other's config names
+(dslint.run.context's index), so merging is rare. Module-level memos (``functools`` caches in
+dslint's modules) are emptied before each unit, so that a file a memo would serve unread is read,
+and recorded, by every unit that needs it.
+
+What is replayed are pickled findings, unpickled only for the report.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from dslint.run.cache import Recorder, _build_id, _kind, _mtime, _prepare, content_hash, signature, write_atomically
+from dslint.run.result import RunResult
+
+#: The layout of a unit file; another is read as no file.
+_FORMAT = 1
+
+
+@dataclass
+class Unit:
+    """Files linted together, what linting them depended on, and what it found (pickled)."""
+
+    members: tuple[tuple[str, bool], ...]  # (display, explicit) of each file, in discovery order
+    inputs: dict[str, tuple]  # its files' paths -> what they were (see _record)
+    batch: str  # the run that linted it: what that run read besides the files linted (UnitStore.batches)
+    own: frozenset[str]  # absolute paths it holds: its files, the documents it read, its findings' files
+    payload: bytes  # pickled (diagnostics, skipped, internal errors, files checked)
+    order: int = 0  # the position of its first file in this run's discovery order
+    _found: tuple | None = field(default=None, repr=False, compare=False)
+
+    def found(self) -> tuple:
+        if self._found is None:
+            self._found = pickle.loads(self.payload)
+        return self._found
+
+
+class UnitStore:
+    """The units of one settings group, kept across runs under a key of the settings and dslint."""
+
+    def __init__(self, root: Path, key_parts: list[str]):
+        folder = _prepare(root)
+        key = content_hash("\0".join([_build_id(), os.getcwd(), *key_parts]).encode("utf-8"))
+        self.path = folder / "units" / f"{key}.pickle" if folder is not None else None
+
+    def load(self) -> tuple[list[Unit], dict[str, dict]]:
+        """The units, and each batch's inputs by the batch's name."""
+        if self.path is None:
+            return [], {}
+        try:
+            with open(self.path, "rb") as handle:
+                version, units, batches = pickle.load(handle)
+        except Exception:  # noqa: BLE001 - absent, cut short or from another Python: lint again
+            return [], {}
+        return (units, batches) if version == _FORMAT and isinstance(units, list) and isinstance(batches, dict) else ([], {})
+
+    def save(self, units: list[Unit], batches: dict[str, dict]) -> None:
+        if self.path is None:
+            return
+        for unit in units:
+            unit._found = None
+        batches = {name: batches[name] for name in {unit.batch for unit in units}}
+        try:
+            self.path.parent.mkdir(exist_ok=True)
+            data = pickle.dumps((_FORMAT, units, batches), protocol=pickle.HIGHEST_PROTOCOL)
+        except (OSError, pickle.PicklingError, TypeError, AttributeError, RecursionError):
+            return
+        write_atomically(self.path, data)
+
+
+def lint_group(engine, candidates: list, skipped: list[tuple[str, str]], root: Path, key_parts: list[str]) -> RunResult:
+    """What ``engine.lint_found(candidates, skipped)`` reports, reusing the units whose inputs are unchanged."""
+    from dslint.run.cache import NameIndex, note_inputs
+
+    store = UnitStore(root, key_parts)
+    keys = [(c.display, c.explicit) for c in candidates]
+    by_member = dict(zip(keys, candidates))
+    position = {key: index for index, key in enumerate(keys)}
+    checker = _Checker()
+    previous, batches = store.load()
+    kept: dict[int, Unit] = {}
+    for unit in previous:
+        if (unit.batch in batches and all(member in by_member for member in unit.members) and checker.unchanged(unit.inputs)
+                and checker.batch(unit.batch, batches[unit.batch])):
+            unit.order = min(position[m] for m in unit.members)
+            kept[id(unit)] = unit
+    neighbours = _mentions(candidates, keys, NameIndex(root))
+    pending = _pending(keys, kept, neighbours)
+    queue = _components([k for k in keys if k in pending], neighbours)
+    done = list(kept.values())
+    results: dict[int, RunResult] = {}
+    batch = content_hash(os.urandom(16))
+    with Recorder(root) as recorder:
+        while queue:
+            members = queue.pop(0)
+            unit, result = _lint_unit(engine, [by_member[m] for m in members], batch)
+            unit.order = min(position[m] for m in unit.members)
+            clash = [other for other in done if unit.own & other.own]
+            if clash:  # a document or a finding's file in both: one unit, linted again as one
+                done = [other for other in done if all(other is not c for c in clash)]
+                joined = {m for other in (unit, *clash) for m in other.members}
+                queue.insert(0, sorted(joined, key=position.__getitem__))
+                continue
+            done.append(unit)
+            results[id(unit)] = result
+    if results:
+        batches[batch] = _inputs(recorder, {os.path.abspath(c.path) for c in candidates})
+    replayed = [unit for unit in done if id(unit) not in results]
+    note_inputs({path: record[0] for unit in replayed for inputs in (unit.inputs, batches[unit.batch]) for path, record in inputs.items()})
+    merged = _assemble(done, results, skipped, engine)
+    if results or len(done) != len(previous):
+        store.save([unit for unit in done if not unit.found()[2]], batches)  # a unit with an internal error runs again
+    return merged
+
+
+def _mentions(candidates: list, keys: list, index) -> dict:
+    """Each file's neighbours: the files whose name it mentions, and those that mention its name
+    (dslint.run.context's index: a stat per file while it is unchanged)."""
+    by_name: dict[str, list] = {}
+    for key, candidate in zip(keys, candidates):
+        by_name.setdefault(candidate.path.name, []).append(key)
+    neighbours: dict = {key: set() for key in keys}
+    for key, candidate in zip(keys, candidates):
+        for name in index.names(candidate.path):
+            for other in by_name.get(name, ()):
+                if other != key:
+                    neighbours[key].add(other)
+                    neighbours[other].add(key)
+    index.save()
+    return neighbours
+
+
+def _pending(keys: list, kept: dict[int, Unit], neighbours: dict) -> set:
+    """The files to lint: those of no kept unit, and the kept units a mention ties to one of them
+    (an edited launch that now names a config, a new config a launch names), step by step."""
+    unit_of = {member: unit for unit in kept.values() for member in unit.members}
+    pending = {key for key in keys if key not in unit_of}
+    todo = list(pending)
+    while todo:
+        for other in neighbours[todo.pop()]:
+            unit = unit_of.get(other)
+            if unit is not None and id(unit) in kept:
+                del kept[id(unit)]
+                fresh = [m for m in unit.members if m not in pending]
+                pending.update(fresh)
+                todo.extend(fresh)
+    return pending
+
+
+def _components(keys: list, neighbours: dict) -> list[list]:
+    """The files that mention each other's names (by file name), together, in discovery order:
+    a launch and the configs it names are linted as one from the start."""
+    wanted, seen, out = set(keys), set(), []
+    place = {key: index for index, key in enumerate(keys)}
+    for key in keys:
+        if key in seen:
+            continue
+        seen.add(key)
+        group, todo = [], [key]
+        while todo:
+            current = todo.pop()
+            group.append(current)
+            for other in neighbours[current]:
+                if other in wanted and other not in seen:
+                    seen.add(other)
+                    todo.append(other)
+        out.append(sorted(group, key=place.__getitem__) if len(group) > 1 else group)
+    return out
+
+
+def _lint_unit(engine, members: list, batch: str) -> tuple[Unit, RunResult]:
+    result = engine.lint_found(members, [])
+    own = {os.path.abspath(c.path) for c in members}
+    own.update(os.path.abspath(d.source.path) for d in result.documents if not d.source.virtual and d.source.origin is None)
+    for layout in result.layouts:  # node launches of one job: a sibling node script read from its folder
+        own.update(os.path.abspath(node.document.source.path) for node in layout.nodes if not node.document.source.virtual)
+    for diagnostic in result.diagnostics:
+        own.update(os.path.abspath(path) for path in _paths(diagnostic))
+    found = (result.diagnostics, result.skipped, result.internal_errors, result.files)
+    inputs = {path: _record(path) for path in sorted({os.path.abspath(c.path) for c in members})}
+    unit = Unit(tuple((c.display, c.explicit) for c in members), inputs, batch, frozenset(own),
+                pickle.dumps(found, protocol=pickle.HIGHEST_PROTOCOL))
+    unit._found = found
+    return unit, result
+
+
+def _paths(diagnostic) -> list[str]:
+    paths = [diagnostic.span.source.path]
+    paths += [r.span.source.path for r in diagnostic.related if r.span is not None]
+    for fix in [diagnostic.fix, *diagnostic.alternatives]:
+        if fix is not None:
+            paths += [edit.source.path for edit in fix.edits]
+    return paths
+
+
+def _assemble(units: list[Unit], results: dict[int, RunResult], skipped: list[tuple[str, str]], engine) -> RunResult:
+    """One result of the units' findings, as one engine run over all their files reports them."""
+    from dslint.diagnostics import Diagnostic
+
+    merged = RunResult(skipped=list(skipped), plugin_errors=list(engine.plugin_errors), rules=list(engine.rules))
+    kept: dict[tuple, object] = {}
+    for unit in sorted(units, key=lambda u: u.order):
+        diagnostics, unit_skipped, internal_errors, files = unit.found()
+        for diagnostic in diagnostics:
+            identity = (diagnostic.span.source.path, diagnostic.span.start, diagnostic.span.end, diagnostic.code, diagnostic.message)
+            kept.setdefault(identity, diagnostic)
+        merged.skipped += unit_skipped
+        merged.internal_errors += internal_errors
+        merged.files += files
+        fresh = results.get(id(unit))
+        if fresh is not None:
+            merged.documents += fresh.documents
+            merged.plans += fresh.plans
+            merged.layouts += fresh.layouts
+    merged.diagnostics = sorted(kept.values(), key=Diagnostic.sort_key)
+    return merged
+
+
+# ---- inputs ----------------------------------------------------------------------------------
+
+
+def _record(path: str) -> tuple:
+    """A read file: ("read", (size, mtime), content hash, kind)."""
+    found, digest = signature(path), None
+    if found is not None:
+        try:
+            with open(path, "rb") as handle:
+                digest = content_hash(handle.read())
+        except OSError:
+            found = None
+    return ("read", found, digest, _kind(path))
+
+
+def _inputs(recorder: Recorder, linted: set[str]) -> dict[str, tuple]:
+    """What a batch of units read, listed and looked at, less the content of the files it lints:
+    each of those is an input of its own unit only (the module's docstring says why)."""
+    out: dict[str, tuple] = {}
+    for path in recorder.reads:
+        out[path] = ("look", _kind(path)) if path in linted else _record(path)
+    for path in recorder.signed:
+        out.setdefault(path, ("signed", signature(path)))
+    for path in recorder.lists:
+        out.setdefault(path, ("list", _mtime(path)))
+    for path in recorder.looks:
+        out.setdefault(path, ("look", _kind(path)))
+    return out
+
+
+class _Checker:
+    """Is a recorded input unchanged? Each path is asked once per run, whichever units share it."""
+
+    def __init__(self):
+        self._answers: dict[tuple, bool] = {}
+        self._batches: dict[str, bool] = {}
+
+    def batch(self, name: str, inputs: dict[str, tuple]) -> bool:
+        if name not in self._batches:
+            self._batches[name] = self.unchanged(inputs)
+        return self._batches[name]
+
+    def unchanged(self, inputs: dict[str, tuple]) -> bool:
+        for path, record in inputs.items():
+            key = (path, record)
+            answer = self._answers.get(key)
+            if answer is None:
+                answer = self._answers[key] = _same(path, record)
+            if not answer:
+                return False
+        return True
+
+
+def _same(path: str, record: tuple) -> bool:
+    how, was, *rest = record
+    if how == "read":
+        now = signature(path)
+        if now is None or was is None:  # not a regular file (or none): what is there decides
+            return now == was and _kind(path) == rest[1]
+        if now == was:  # size and modification time unchanged: the content hash stands
+            return True
+        if now[0] != was[0]:
+            return False
+        try:
+            with open(path, "rb") as handle:
+                return content_hash(handle.read()) == rest[0]
+        except OSError:
+            return False
+    if how == "look":
+        return _kind(path) == was
+    if how == "list":
+        return _mtime(path) == was
+    if how == "signed":
+        return signature(path) == was
+    return False
