@@ -1,25 +1,28 @@
 """Per-unit results: a run after an edit lints again only the files the edit can change.
 
-The run cache (dslint.run.cache) replays a whole run when nothing it read changed. When one file
-did change, this module keeps the rest: the files of a settings group are linted in *units*,
-sets of files that are linted together, and each unit's findings are kept in
-``.dslint_cache/<version>/units/`` with everything its linting read, listed and looked at. A
-unit is replayed while those inputs are what they were (a read file's size and modification
-time, else its content hash; a listed folder's modification time; whether a looked-at path is
-there, and as what) and its files are still found by the walk; every other file is linted again.
+The run cache (dslint.run.cache) replays a whole run when nothing it read changed. When a file
+did change, this module keeps the rest: the files of a settings group are linted in *units*
+(files linted together by one engine call), and each unit's findings are kept in
+``.dslint_cache/<version>/units/``, keyed by dslint's build, the settings and the rules. A unit
+is replayed only while its files are still found by the walk and each has the content it had
+(same size and modification time, else the same content hash), and while everything else the
+run that linted it read, listed and looked at is as it was (a *batch*: a program, a pin file, a
+folder listing, a path looked for and not found). A change to a batch input lints all of that
+batch's units again; a change to a linted file lints its unit again.
 
-Why the union of the units' findings is the run's: a file's findings depend on the other files
-only through what linting reads or looks at (the linker finds the configs a launch names, the
-layouts read sibling node scripts, an accelerate config's DeepSpeed file is looked up), or
-through a document two units would both read. So units are checked after linting: a unit that
-read or looked at a file another unit holds (one of its files, a document it read, a file its
-findings are in), or that holds such a file itself, is merged with that unit and the two are
-linted again as one. Units start as the files that name each other's config names
-(dslint.run.context's index), so merging is rare. Module-level memos (``functools`` caches in
-dslint's modules) are emptied before each unit, so that a file a memo would serve unread is read,
-and recorded, by every unit that needs it.
+Why the units' findings are the run's:
+- units start as the files that mention each other's config names (dslint.run.context's index):
+  a launch and the configs it names are one unit; an edited or new file also brings back every
+  kept unit a mention ties it to, so an edited launch that now names a config is linted with it;
+- after linting, two units that hold the same file (one of their files, a document the linker
+  read, a node script of a layout, a file a finding is in or would edit) are merged and linted
+  again as one, so nothing is found twice or judged with half of the documents;
+- a linted file that another unit only read (the layouts read the sibling node scripts of a
+  folder) is that other unit's input through the file's own unit: when the file changes, its
+  unit is linted again and reads the other unit's files as they are, and if it now ties to them
+  (a layout, a named config) the two are merged, as above.
 
-What is replayed are pickled findings, unpickled only for the report.
+What is replayed are pickled findings, unpickled only for the report; parsed documents are not kept.
 """
 
 from __future__ import annotations
