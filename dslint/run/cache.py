@@ -6,7 +6,9 @@ per dslint version (a new dslint never reads an older one's entries):
 - ``names.json``: for each launch-capable file, the config names it mentions (dslint.run.context),
   so that the launch context of a staged file costs a ``stat`` per file, not a read;
 - ``results/``: whole runs, keyed by their settings and command, with every file they read
-  (dslint.cache_results).
+  (dslint.cache_results);
+- ``units/``: the findings of each unit of files linted together, replayed after an edit of
+  other files (dslint.run.units).
 
 An entry is valid while its file's size and modification time are unchanged; when they change,
 the file is read again and its content hash decides. The folder holds a ``.gitignore`` that
