@@ -92,7 +92,7 @@ class UnitStore:
 
 def lint_group(engine, candidates: list, skipped: list[tuple[str, str]], root: Path, key_parts: list[str]) -> RunResult:
     """What ``engine.lint_found(candidates, skipped)`` reports, reusing the units whose inputs are unchanged."""
-    from dslint.run.cache import NameIndex, note_inputs
+    from dslint.run.cache import NameIndex
 
     store = UnitStore(root, key_parts)
     keys = [(c.display, c.explicit) for c in candidates]
@@ -128,11 +128,25 @@ def lint_group(engine, candidates: list, skipped: list[tuple[str, str]], root: P
     if results:
         batches[batch] = _inputs(recorder, {os.path.abspath(c.path) for c in candidates})
     replayed = [unit for unit in done if id(unit) not in results]
-    note_inputs({path: record[0] for unit in replayed for inputs in (unit.inputs, batches[unit.batch]) for path, record in inputs.items()})
+    _note(replayed, batches)
     merged = _assemble(done, results, skipped, engine)
     if results or len(done) != len(previous):
         store.save([unit for unit in done if not unit.found()[2]], batches)  # a unit with an internal error runs again
     return merged
+
+
+def _note(replayed: list[Unit], batches: dict[str, dict]) -> None:
+    """The inputs of the replayed units, for the run cache of this command (dslint.run.cache)."""
+    from dslint.run.cache import note_inputs
+
+    noted: dict[str, tuple] = {}
+    for inputs in [unit.inputs for unit in replayed] + [batches[name] for name in {unit.batch for unit in replayed}]:
+        for path, record in inputs.items():
+            if record[0] == "read":
+                noted[path] = ("read", record[2], record[1][0] if record[1] is not None else None)
+            else:
+                noted.setdefault(path, (record[0], None, None))
+    note_inputs(noted)
 
 
 def _mentions(candidates: list, keys: list, index) -> dict:
