@@ -17,6 +17,8 @@ DS_LAUNCH = "deepspeed --num_gpus 8 loop.py --deepspeed --deepspeed_config confi
 NODE = ("torchrun --nnodes 2 --node_rank {rank} --nproc_per_node 8 --master_addr 10.0.0.1 --master_port 29500 "
         "train.py --deepspeed configs/{config}\n")
 CONFIG = '{{"train_micro_batch_size_per_gpu": {micro}, "gradient_accumulation_steps": 1, "zero_optimization": {{"stage": {stage}}}}}\n'
+ACCELERATE = ("compute_environment: LOCAL_MACHINE\ndistributed_type: MULTI_GPU\nmachine_rank: 0\nmain_process_ip: 10.0.0.2\n"
+              "main_process_port: 29600\nnum_machines: 2\nnum_processes: 16\n")
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -59,6 +61,8 @@ def edits(root: Path):
     yield "node scripts of one job", lambda: [(root / "scripts" / f"node{rank}.sh").write_text(NODE.format(rank=rank, config="ds_0.json"))
                                               for rank in (0, 1)]
     yield "one node edited", lambda: (root / "scripts" / "node1.sh").write_text(NODE.format(rank=1, config="ds_2.json").replace("29500", "29501"))
+    yield "an accelerate config of a two-machine job", lambda: (root / "configs" / "acc_a.yaml").write_text(ACCELERATE)
+    yield "another machine of that job, with the same rank", lambda: (root / "configs" / "acc_b.yaml").write_text(ACCELERATE)
     yield "a script removed", lambda: (root / "scripts" / "loop_0.sh").unlink()
 
 

@@ -36,7 +36,7 @@ from dslint.run.cache import Recorder, _build_id, _kind, _mtime, _prepare, conte
 from dslint.run.result import RunResult
 
 #: The layout of a unit file; another is read as no file.
-_FORMAT = 1
+_FORMAT = 2
 
 
 @dataclass
@@ -47,6 +47,7 @@ class Unit:
     inputs: dict[str, tuple]  # its files' paths -> what they were (see _record)
     batch: str  # the run that linted it: what that run read besides the files linted (UnitStore.batches)
     own: frozenset[str]  # absolute paths it holds: its files, the documents it read, its findings' files
+    nodes: frozenset[tuple]  # (its node launches' layout key, read from a script?) (_nodes)
     payload: bytes  # pickled (diagnostics, skipped, internal errors, files checked)
     order: int = 0  # the position of its first file in this run's discovery order
     _found: tuple | None = field(default=None, repr=False, compare=False)
@@ -117,8 +118,8 @@ def lint_group(engine, candidates: list, skipped: list[tuple[str, str]], root: P
             members = queue.pop(0)
             unit, result = _lint_unit(engine, [by_member[m] for m in members], batch)
             unit.order = min(position[m] for m in unit.members)
-            clash = [other for other in done if unit.own & other.own]
-            if clash:  # a document or a finding's file in both: one unit, linted again as one
+            clash = [other for other in done if unit.own & other.own or _tied(unit, other)]
+            if clash:  # a document, a finding's file or a job's nodes in both: one unit, linted again as one
                 done = [other for other in done if all(other is not c for c in clash)]
                 joined = {m for other in (unit, *clash) for m in other.members}
                 queue.insert(0, sorted(joined, key=position.__getitem__))
@@ -214,10 +215,38 @@ def _lint_unit(engine, members: list, batch: str) -> tuple[Unit, RunResult]:
         own.update(os.path.abspath(path) for path in _paths(diagnostic))
     found = (result.diagnostics, result.skipped, result.internal_errors, result.files)
     inputs = {path: _record(path) for path in sorted({os.path.abspath(c.path) for c in members})}
-    unit = Unit(tuple((c.display, c.explicit) for c in members), inputs, batch, frozenset(own),
+    unit = Unit(tuple((c.display, c.explicit) for c in members), inputs, batch, frozenset(own), _nodes(result),
                 pickle.dumps(found, protocol=pickle.HIGHEST_PROTOCOL))
     unit._found = found
     return unit, result
+
+
+def _nodes(result: RunResult) -> frozenset[tuple]:
+    """The node launches that may be nodes of another unit's job: each with the key the layouts
+    group them by (dslint.launch.layout.layouts), and whether it is a launch in a script. A
+    script's layout reads the other node scripts of its folder itself (sibling_nodes), whichever
+    unit holds them; an accelerate config or a training config's launch is grouped only with
+    the nodes of its own run, so it ties its unit to every unit with a node of the same key."""
+    from dslint.documents.model import SCRIPT
+
+    out = set()
+    for layout in result.layouts:
+        if layout.alone:
+            continue
+        for node in layout.nodes:
+            port = node.master_port.value if node.master_port is not None else None
+            key = repr((node.folder, node.launcher, node.program, node.node_count, port))
+            out.add((key, node.plan is not None and node.document.kind == SCRIPT))
+    return frozenset(out)
+
+
+def _tied(unit: Unit, other: Unit) -> bool:
+    """Do the two units have nodes one layout may group, not both found by reading sibling scripts?"""
+    if not unit.nodes or not other.nodes:
+        return False
+    theirs = {key for key, _ in other.nodes}
+    mine = {key for key, _ in unit.nodes}
+    return any(key in theirs for key, script in unit.nodes if not script) or any(key in mine for key, script in other.nodes if not script)
 
 
 def _paths(diagnostic) -> list[str]:
