@@ -61,6 +61,8 @@ def edits(root: Path):
     yield "node scripts of one job", lambda: [(root / "scripts" / f"node{rank}.sh").write_text(NODE.format(rank=rank, config="ds_0.json"))
                                               for rank in (0, 1)]
     yield "one node edited", lambda: (root / "scripts" / "node1.sh").write_text(NODE.format(rank=1, config="ds_2.json").replace("29500", "29501"))
+    yield "a node script ignored", lambda: (root / ".gitignore").write_text("scripts/node1.sh\n")
+    yield "the ignored node script edited", lambda: (root / "scripts" / "node1.sh").write_text(NODE.format(rank=1, config="ds_0.json"))
     yield "an accelerate config of a two-machine job", lambda: (root / "configs" / "acc_a.yaml").write_text(ACCELERATE)
     yield "another machine of that job, with the same rank", lambda: (root / "configs" / "acc_b.yaml").write_text(ACCELERATE)
     yield "a script removed", lambda: (root / "scripts" / "loop_0.sh").unlink()

@@ -20,7 +20,8 @@ Why the units' findings are the run's:
 - a linted file that another unit only read (the layouts read the sibling node scripts of a
   folder) is that other unit's input through the file's own unit: when the file changes, its
   unit is linted again and reads the other unit's files as they are, and if it now ties to them
-  (a layout, a named config) the two are merged, as above.
+  (a layout, a named config) the two are merged, as above. A file no longer linted (newly
+  ignored) is again an input of every unit of the batch that read it.
 
 What is replayed are pickled findings, unpickled only for the report; parsed documents are not kept.
 """
@@ -99,7 +100,8 @@ def lint_group(engine, candidates: list, skipped: list[tuple[str, str]], root: P
     keys = [(c.display, c.explicit) for c in candidates]
     by_member = dict(zip(keys, candidates))
     position = {key: index for index, key in enumerate(keys)}
-    checker = _Checker()
+    linted = {os.path.abspath(c.path) for c in candidates}
+    checker = _Checker(linted)
     previous, batches = store.load()
     kept: dict[int, Unit] = {}
     for unit in previous:
@@ -115,19 +117,23 @@ def lint_group(engine, candidates: list, skipped: list[tuple[str, str]], root: P
     batch = content_hash(os.urandom(16))
     with Recorder(root) as recorder:
         while queue:
-            members = queue.pop(0)
-            unit, result = _lint_unit(engine, [by_member[m] for m in members], batch)
-            unit.order = min(position[m] for m in unit.members)
-            clash = [other for other in done if unit.own & other.own or _tied(unit, other)]
-            if clash:  # a document, a finding's file or a job's nodes in both: one unit, linted again as one
-                done = [other for other in done if all(other is not c for c in clash)]
-                joined = {m for other in (unit, *clash) for m in other.members}
-                queue.insert(0, sorted(joined, key=position.__getitem__))
-                continue
-            done.append(unit)
-            results[id(unit)] = result
+            fresh = []
+            for members in queue:
+                unit, result = _lint_unit(engine, [by_member[m] for m in members], batch)
+                unit.order = min(position[m] for m in unit.members)
+                results[id(unit)] = result
+                fresh.append(unit)
+            # units that hold the same file or may hold nodes of one job are one unit, linted again as one
+            queue, retied = [], set()
+            for joined in _ties(done + fresh):
+                if len(joined) > 1:
+                    queue.append(sorted({m for unit in joined for m in unit.members}, key=position.__getitem__))
+                    retied.update(id(unit) for unit in joined)
+            done = [unit for unit in done + fresh if id(unit) not in retied]
+            for key in retied:
+                results.pop(key, None)
     if results:
-        batches[batch] = _inputs(recorder, {os.path.abspath(c.path) for c in candidates})
+        batches[batch] = _inputs(recorder, linted)
     replayed = [unit for unit in done if id(unit) not in results]
     _note(replayed, batches)
     merged = _assemble(done, results, skipped, engine)
@@ -240,13 +246,35 @@ def _nodes(result: RunResult) -> frozenset[tuple]:
     return frozenset(out)
 
 
-def _tied(unit: Unit, other: Unit) -> bool:
-    """Do the two units have nodes one layout may group, not both found by reading sibling scripts?"""
-    if not unit.nodes or not other.nodes:
-        return False
-    theirs = {key for key, _ in other.nodes}
-    mine = {key for key, _ in unit.nodes}
-    return any(key in theirs for key, script in unit.nodes if not script) or any(key in mine for key, script in other.nodes if not script)
+def _ties(units: list[Unit]) -> list[list[Unit]]:
+    """The units, grouped: two that hold the same file (one of their files, a document, a
+    finding's file) are tied, and so are two with nodes one layout may group where one of them is
+    not found by reading sibling scripts (_nodes)."""
+    parent = list(range(len(units)))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    first: dict = {}
+    for index, unit in enumerate(units):
+        for path in unit.own:
+            parent[root(index)] = root(first.setdefault(path, index))
+    by_key: dict[str, list[int]] = {}
+    for index, unit in enumerate(units):
+        for key, _ in unit.nodes:
+            by_key.setdefault(key, []).append(index)
+    for index, unit in enumerate(units):
+        for key, script in unit.nodes:
+            if not script:
+                for other in by_key[key]:
+                    parent[root(other)] = root(index)
+    groups: dict[int, list[Unit]] = {}
+    for index, unit in enumerate(units):
+        groups.setdefault(root(index), []).append(unit)
+    return list(groups.values())
 
 
 def _paths(diagnostic) -> list[str]:
@@ -298,10 +326,11 @@ def _record(path: str) -> tuple:
 
 def _inputs(recorder: Recorder, linted: set[str]) -> dict[str, tuple]:
     """What a batch of units read, listed and looked at, less the content of the files it lints:
-    each of those is an input of its own unit only (the module's docstring says why)."""
+    each of those is an input of its own unit only (the module's docstring says why), and of the
+    batch only as long as some unit lints it."""
     out: dict[str, tuple] = {}
     for path in recorder.reads:
-        out[path] = ("look", _kind(path)) if path in linted else _record(path)
+        out[path] = ("linted", None) if path in linted else _record(path)
     for path in recorder.signed:
         out.setdefault(path, ("signed", signature(path)))
     for path in recorder.lists:
@@ -314,7 +343,8 @@ def _inputs(recorder: Recorder, linted: set[str]) -> dict[str, tuple]:
 class _Checker:
     """Is a recorded input unchanged? Each path is asked once per run, whichever units share it."""
 
-    def __init__(self):
+    def __init__(self, linted: set[str]):
+        self.linted = linted  # the files this run lints (their content is their units' input)
         self._answers: dict[tuple, bool] = {}
         self._batches: dict[str, bool] = {}
 
@@ -328,7 +358,7 @@ class _Checker:
             key = (path, record)
             answer = self._answers.get(key)
             if answer is None:
-                answer = self._answers[key] = _same(path, record)
+                answer = self._answers[key] = path in self.linted if record[0] == "linted" else _same(path, record)
             if not answer:
                 return False
         return True
