@@ -20,8 +20,8 @@ Why the units' findings are the run's:
 - a linted file that another unit only read (the layouts read the sibling node scripts of a
   folder) is that other unit's input through the file's own unit: when the file changes, its
   unit is linted again and reads the other unit's files as they are, and if it now ties to them
-  (a layout, a named config) the two are merged, as above. A file no longer linted (newly
-  ignored) is again an input of every unit of the batch that read it.
+  (a layout, a named config) the two are merged, as above. When such a file is no longer
+  linted (newly ignored), every unit of the batch that read it is linted again.
 
 What is replayed are pickled findings, unpickled only for the report; parsed documents are not kept.
 """
