@@ -153,8 +153,9 @@ def _check(paths, fmt, fix, fix_only, diff, add_noqa, unsafe_fixes, stdin_filena
     found = ([], []) if reading_stdin else _find(paths, scopes)
     _refuse_settings(scopes, rules)
 
-    def lint(overrides=None, *, split=False):
-        return workspace.lint(found, scopes, rules, plugin_errors, overrides, split=split, progress=progress, cache=cache, cache_dir=cache_dir)
+    def lint(overrides=None, *, split=False, units=False):
+        return workspace.lint(found, scopes, rules, plugin_errors, overrides, split=split, progress=progress, cache=cache, cache_dir=cache_dir,
+                              units=units)
 
     progress = Progress(len(found[0]))
     if add_noqa:
@@ -168,7 +169,8 @@ def _check(paths, fmt, fix, fix_only, diff, add_noqa, unsafe_fixes, stdin_filena
             return _lint_fixing(lint, unsafe_fixes, write=fix and not diff)
         # JUnit lists every file read, which a split run does not bring back from its worker; a
         # run recorded for the cache reads everything here, where the recorder sees it
-        return lint(split=fmt != "junit" and not recorded), None
+        # (recorded: a plain check with the cache on, which replays the units whose inputs are unchanged)
+        return lint(split=fmt != "junit" and not recorded, units=recorded), None
     finally:
         progress.stop()
 

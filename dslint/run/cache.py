@@ -6,7 +6,9 @@ per dslint version (a new dslint never reads an older one's entries):
 - ``names.json``: for each launch-capable file, the config names it mentions (dslint.run.context),
   so that the launch context of a staged file costs a ``stat`` per file, not a read;
 - ``results/``: whole runs, keyed by their settings and command, with every file they read
-  (dslint.cache_results).
+  (dslint.cache_results);
+- ``units/``: the findings of each unit of files linted together, replayed after an edit of
+  other files (dslint.run.units).
 
 An entry is valid while its file's size and modification time are unchanged; when they change,
 the file is read again and its content hash decides. The folder holds a ``.gitignore`` that
@@ -204,6 +206,7 @@ class Recorder:
         self._skip = tuple(os.path.join(p, "") for p in own if p)
         self._kept: dict[str, str | None] = {}
         self._saved = None
+        self.known: dict[str, tuple] = {}  # read files whose content hash is known (note_inputs)
 
     def _keep(self, path) -> str | None:
         if isinstance(path, int):
@@ -272,6 +275,9 @@ class Recorder:
         folder's modification time, and for anything only looked at, whether it was there and what."""
         out: dict[str, tuple] = {}
         for path in self.reads:  # first: an edit is most often found here, and cheaply by size
+            if path in self.known:
+                out[path] = self.known[path]
+                continue
             try:
                 with open(path, "rb") as handle:
                     data = handle.read()
@@ -297,6 +303,20 @@ def depends_on(path: str) -> None:
         kept = _RECORDING[-1]._keep(path)
         if kept is not None:
             _RECORDING[-1].signed.add(kept)
+
+
+def note_inputs(paths: dict[str, tuple[str, str | None, int | None]]) -> None:
+    """Tell the recording runs that results replayed here (dslint.run.units) stand on these paths,
+    as if this run had used them: (how, content hash, size), how being "read", "signed", "list" or
+    "look"; a read file's hash and size are those just checked, so it is not read again to store."""
+    for recorder in _RECORDING:
+        sets = {"read": recorder.reads, "signed": recorder.signed, "list": recorder.lists, "look": recorder.looks}
+        for path, (how, digest, size) in paths.items():
+            kept = recorder._keep(path)
+            if kept is not None and how in sets:
+                sets[how].add(kept)
+                if how == "read" and digest is not None:
+                    recorder.known[kept] = ("read", digest, size)
 
 
 def _mtime(path: str) -> int | None:

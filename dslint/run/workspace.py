@@ -37,13 +37,14 @@ def find(paths: list[str], scopes: Scopes, cwd: Path | None = None) -> tuple[lis
 
 def lint(found: tuple[list[Candidate], list[tuple[str, str]]], scopes: Scopes, rules: list[Rule], plugin_errors: list[PluginError],
          overrides: dict[str, bytes] | None = None, *, split: bool = False, progress=None, context: bool = True,
-         cache: bool = True, cache_dir: str | None = None) -> WorkspaceRun:
+         cache: bool = True, cache_dir: str | None = None, units: bool = False) -> WorkspaceRun:
     """Lint what ``find`` found, one engine per settings object; ``progress.engines`` gets each engine (the CLI's progress line).
 
     ``context``: configs named on the command line are linted with the launches of their
     repository that name them (dslint.run.context), whose findings count where they involve a given file.
     ``cache``: keep what that finds (the reference index, the parsed launches) in .dslint_cache/
     (or ``cache_dir``).
+    ``units``: lint each group in units and replay those whose inputs are unchanged (dslint.run.units).
     """
     candidates, skipped = found
     root = None
@@ -70,6 +71,12 @@ def lint(found: tuple[list[Candidate], list[tuple[str, str]]], scopes: Scopes, r
             engine.document_cache = DocumentCache(root)
         if progress is not None:
             progress.engines.append(engine)
+        if units and root is not None and not extra and not overrides:
+            from dslint.run.units import lint_group
+
+            rules_key = ";".join(f"{r.code}:{r.origin}:{r.severity.label}" for r in rules)
+            runs.append((settings, lint_group(engine, members, skipped if index == 0 else [], root, [repr(settings), rules_key])))
+            continue
         runs.append((settings, engine.lint_found(members, skipped if index == 0 else [], overrides, split=split)))
     if extra:
         given = {c.display for c in candidates if not c.context}
