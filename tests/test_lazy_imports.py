@@ -160,6 +160,8 @@ def test_a_training_yaml_imports_no_script_reader(tmp_path):
     rules = _rule_modules(lambda target, kinds: target != "document" or not kinds or "training-yaml" in kinds)
     # a training YAML is a launch: the linker, the program readers and the framework readers are its own
     launches = {m for m in modules if m.startswith(("dslint.launch", "dslint.frameworks"))} | {"dslint.documents.yaml_doc"}
+    # the consumer's own start-up checks (DS723) and the releases its arguments narrow to
+    launches |= {"dslint.evidence.argnames", "dslint.evidence.startup_checks"}
     assert "dslint.launch.link" in launches and not any(m.startswith("dslint.documents.shell") for m in modules)
     assert _outside(modules, _CORE | launches | rules, ("yaml",)) == []
 
