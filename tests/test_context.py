@@ -134,3 +134,23 @@ def test_the_cli_names_the_launch_script_for_a_staged_config(tmp_path):
     [found] = json.loads(proc.stdout)["diagnostics"]
     assert found["code"] == "DS301" and any(r["path"] == "scripts/train.sh" for r in found["related"])
     assert (tmp_path / ".dslint_cache" / ".gitignore").is_file()  # the index persisted for the next commit
+
+
+def test_mentioned_names_are_the_last_parts_of_config_paths():
+    from dslint.run.context import mentioned_names
+
+    assert mentioned_names("deepspeed --deepspeed cfg/ds_config.json train.py") == {"ds_config.json"}
+    assert mentioned_names("cfg=configs/a.yaml; x=$(cat b.yml) --x=\"c.JSON\" 'd.hjson'") == {"a.yaml", "b.yml", "c.JSON", "d.hjson"}
+    assert mentioned_names("a.json.bak ds.json,other.json path/f.yaml:3") == {"ds.json", "other.json", "f.yaml"}
+    assert mentioned_names("\0" * 100_000 + ".json") == {"\0" * 4096 + ".json"}  # a word is at most 4096 characters
+
+
+def test_a_file_dslint_does_not_read_names_nothing(tmp_path):
+    from dslint.run.cache import NameIndex
+    from dslint.source import MAX_FILE_BYTES
+
+    big = tmp_path / "huge.json"
+    with open(big, "wb") as handle:
+        handle.write(b"see ds.json ")
+        handle.truncate(MAX_FILE_BYTES + 1)
+    assert NameIndex(None).names(big) == frozenset()

@@ -25,6 +25,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from dslint import __version__
+from dslint.source import MAX_FILE_BYTES
 
 CACHE_FOLDER = ".dslint_cache"
 _TAG = "Signature: 8a477f597d28d172789f06886806bc55\n# This folder is a cache made by dslint; see https://bford.info/cachedir/\n"
@@ -122,8 +123,8 @@ class NameIndex:
 
     def _names(self, key: str, mentioned_names) -> frozenset[str]:
         now = signature(key)
-        if now is None:
-            return frozenset()
+        if now is None or now[0] > MAX_FILE_BYTES:
+            return frozenset()  # a file dslint does not read names nothing
         known = self.entries.get(key)
         if known is not None and list(now) == known[:2]:
             return frozenset(known[3])

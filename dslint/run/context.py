@@ -27,12 +27,25 @@ from dslint.files.suffixes import JSON_SUFFIXES, YAML_SUFFIXES
 DEPTH = 3
 #: What a launch may name: a config by file name (the referencing rules resolve it later).
 CONFIG_SUFFIXES = JSON_SUFFIXES + YAML_SUFFIXES
-_MENTION = re.compile(r"""[^\s'"`=:,;()<>|&\\]*\.(?:json|jsonc|hjson|yaml|yml)(?![\w.])""", re.IGNORECASE)
+_SUFFIX = re.compile(r"\.(?:json|jsonc|hjson|yaml|yml)(?![\w.])", re.IGNORECASE)
+_NOT_IN_A_PATH = frozenset(" \t\n\r\f\v'\"`=:,;()<>|&\\")
+_LONGEST_PATH = 4096  # a word longer than this before the suffix is no path (and the scan stays linear)
 
 
 def mentioned_names(text: str) -> frozenset[str]:
-    """The file names (last path part) of every config-like path a text mentions."""
-    return frozenset(m.group().rsplit("/", 1)[-1] for m in _MENTION.finditer(text))
+    """The file names (last path part) of every config-like path a text mentions.
+
+    Found from each config suffix backwards to the start of its word, not with a pattern that
+    starts anywhere: a long run of characters with no suffix (a data file, a sparse file of
+    zeros) would make that quadratic."""
+    out = set()
+    for match in _SUFFIX.finditer(text):
+        start = match.start()
+        low = max(0, start - _LONGEST_PATH)
+        while start > low and text[start - 1] not in _NOT_IN_A_PATH:
+            start -= 1
+        out.add(text[start:match.end()].rsplit("/", 1)[-1])
+    return frozenset(out)
 
 
 def wants_context(candidates) -> list:
