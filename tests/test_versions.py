@@ -371,3 +371,20 @@ def test_a_launch_scripts_own_installs_pin_nothing_for_the_folder(tmp_path):
         "b.sh": "torchrun --nproc_per_node 2 train.py\n",
     })
     assert evidence("transformers", root / "b.sh") is None
+
+
+def test_a_deepspeed_config_s_own_keys_bound_the_unpinned_releases_from_below():
+    from dslint.documents.json_doc import parse_json
+    from dslint.evidence.keyhistory import narrowed
+    from dslint.source import SourceFile
+
+    unpinned = candidates("deepspeed", None)
+    config = parse_json(SourceFile("ds.json", '{"gradient_allreduce_op": "sum", "zero_optimization": {"stage": 3}}'))[0]
+    found = narrowed(unpinned, config)
+    assert found.versions[0] == "0.19.6" and found.versions[-1] == unpinned.versions[-1]  # read from 0.19.6 on
+    assert "gradient_allreduce_op (from 0.19.6)" in found.describe()
+    # a key removed later bounds nothing from above (the removal rules report it)
+    removed = parse_json(SourceFile("ds.json", '{"amp": {"enabled": true}}'))[0]
+    assert narrowed(unpinned, removed).versions == unpinned.versions
+    root_pinned = Candidates("deepspeed", ("0.18.0",), Evidence("deepspeed", "pin", ("0.18.0",)))
+    assert narrowed(root_pinned, config) is root_pinned

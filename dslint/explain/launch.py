@@ -103,11 +103,17 @@ def versions(reading: Reading) -> list[PackageVersions]:
 
 def _narrowed(plan: LaunchPlan, found):
     """With nothing pinning the consumer, the releases that accept every argument the launch
-    passes it (dslint.evidence.argnames.narrowed), as the rules that judge values use them.
+    passes it (dslint.evidence.argnames.narrowed), and for DeepSpeed those that read every key
+    of its config (dslint.evidence.keyhistory.narrowed), as the rules that judge use them.
     The arguments of a training script of its own reach transformers only where the program was
     read and they are not the program's own."""
     from dslint.evidence.argnames import narrowed
 
+    if found.package == "deepspeed":
+        from dslint.evidence.keyhistory import narrowed as by_keys
+
+        config = plan.deepspeed.config if plan.deepspeed is not None else None
+        return by_keys(found, config) if config is not None else found
     names = [n for n in plan.args if n != "ENV"]
     if found.package in ("transformers", "trl"):
         program = plan.program

@@ -8,7 +8,6 @@ that the key and value rules share. Nothing imports deepspeed.
 
 from __future__ import annotations
 
-import json
 import re
 from functools import lru_cache
 from typing import Any, Iterator
@@ -16,7 +15,7 @@ from typing import Any, Iterator
 from dslint.diagnostics import Finding, Severity
 from dslint.documents.model import Mapping, Node, Scalar, Sequence
 from dslint.rules._deepspeed import bfloat16_read, dotted, is_auto, raw
-from dslint.schemas import data_path, load_schema
+from dslint.schemas import load_schema
 
 # ---- schema and versions -----------------------------------------------------------------
 
@@ -25,12 +24,10 @@ def schema() -> dict:
     return load_schema("deepspeed")
 
 
-@lru_cache(maxsize=None)
 def versions() -> dict:
-    path = data_path("deepspeed-versions.json")
-    if path is None:
-        return {"keys": {}}
-    return json.loads(path.read_text(encoding="utf-8"))
+    from dslint.evidence.keyhistory import history
+
+    return history()
 
 
 def resolve(node: dict | None) -> dict:
@@ -168,42 +165,18 @@ def extra_forbidden(versions: "Versions", failing=None) -> str:
 
 
 def _narrowed(found, config: Mapping, memo: dict | None):
-    """With nothing pinning DeepSpeed, the releases that read every key the config uses.
-
-    A key introduced in a release (``gradient_allreduce_op``, 0.19.6) says the config was written
-    for that release or a later one: an older release ignores or refuses it. Only that lower
-    bound narrows: a key removed later is what the removal rules report, not evidence against
-    the releases that removed it. (dslint.evidence.argnames.narrowed is the same for training
-    arguments.)"""
-    from dataclasses import replace
+    """With nothing pinning DeepSpeed, the releases that read every key the config uses
+    (dslint.evidence.keyhistory.narrowed), once per config and candidates a run."""
+    from dslint.evidence.keyhistory import narrowed
 
     key = ("deepspeed-narrowed", id(config))
     cached = memo.get(key) if memo is not None else None
     if cached is not None and cached[0] is found:
         return cached[1]
-    bounds = []
-    for path in _key_paths(config, ()):
-        introduced = introduced_in(path)
-        if introduced is not None:
-            bounds.append((parse_version(introduced), f"{dotted(path)} (from {introduced})"))
-    out = found
-    if bounds:
-        low, _ = max(bounds)
-        keep = tuple(v for v in found.versions if parse_version(v) >= low)
-        if keep and len(keep) < len(found.versions):
-            named = tuple(text for bound, text in sorted(bounds, reverse=True) if bound == low)
-            out = replace(found, versions=keep, narrowed_by=named)
+    out = narrowed(found, config)
     if memo is not None:
         memo[key] = (found, out)
     return out
-
-
-def _key_paths(node: Mapping, path: tuple):
-    for entry in node.entries:
-        here = path + (str(entry.key),)
-        yield here
-        if isinstance(entry.value, Mapping):
-            yield from _key_paths(entry.value, here)
 
 
 @lru_cache(maxsize=64)
