@@ -179,3 +179,57 @@ def test_a_launch_that_starts_naming_the_config_runs_again(project, monkeypatch)
     assert codes(check("ds.json", expect_lint=False, monkeypatch=monkeypatch)[1]) == []
     (project / "train.sh").write_text(LAUNCH)
     assert codes(check("ds.json", expect_lint=True, monkeypatch=monkeypatch)[1]) == ["DS301"]
+
+
+class _Marker:
+    """A pickle that, when loaded, writes a file: what a cache someone else wrote could do."""
+
+    def __init__(self, path):
+        self.path = str(path)
+
+    def __reduce__(self):
+        return (open, (self.path, "w"))
+
+
+def test_a_cache_file_this_user_did_not_seal_is_never_unpickled(tmp_path, monkeypatch):
+    import pickle
+    import subprocess
+    import sys
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "home-cache"))
+    monkeypatch.delenv("DSLINT_CACHE_DIR", raising=False)  # the cache where dslint runs, as users get it
+    monkeypatch.delenv("DSLINT_NO_CACHE", raising=False)
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "ds.json").write_text('{"train_batch_size": 3, "train_micro_batch_size_per_gpu": 2, "gradient_accumulation_steps": 1}')
+    (project / "run.sh").write_text("deepspeed --num_gpus 2 train.py --deepspeed ds.json\n")
+
+    def run(*flags):
+        return subprocess.run([sys.executable, "-m", "dslint", *flags, "."], cwd=project, capture_output=True, text=True).stdout
+
+    first = run()
+    files = [p for p in (project / ".dslint_cache").rglob("*.pickle")]
+    assert files, "the run stored its results"
+    marker = tmp_path / "ran"
+    for path in files:  # what a repository could carry in its .dslint_cache
+        path.write_bytes(pickle.dumps(_Marker(marker)))
+    assert run() == first == run("--no-cache")
+    assert not marker.exists()
+
+
+def test_sealed_files_read_back_only_with_the_key_that_wrote_them(tmp_path, monkeypatch):
+    from dslint.run import cache
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "a"))
+    cache._secret.cache_clear()
+    target = tmp_path / "x.pickle"
+    cache.write_sealed(target, b"data")
+    assert cache.read_sealed(target) == b"data"
+    assert oct((tmp_path / "a" / "dslint" / "secret").stat().st_mode & 0o777) == "0o600"
+    target.write_bytes(target.read_bytes()[:-1] + b"X")  # changed after it was written
+    assert cache.read_sealed(target) is None
+    cache.write_sealed(target, b"data")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "b"))  # another user's key
+    cache._secret.cache_clear()
+    assert cache.read_sealed(target) is None
+    cache._secret.cache_clear()

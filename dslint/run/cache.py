@@ -61,6 +61,73 @@ def _prepare(root: Path) -> Path | None:
     return folder
 
 
+def _secret_path() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "dslint" / "secret"
+
+
+@lru_cache(maxsize=None)
+def _secret() -> bytes | None:
+    """This user's key for sealing cache files, made on first use (32 random bytes, mode 0600).
+
+    The cache folder lives in the folder dslint runs from, so a repository can carry one (committed
+    by mistake, or on purpose in a pull request a CI gate checks). Its files are pickles, and
+    unpickling runs code: a file is read only when it carries this key's MAC, so only files this
+    user's dslint wrote are ever unpickled. None when the key can be neither read nor made: then
+    nothing is cached."""
+    path = _secret_path()
+    try:
+        data = path.read_bytes()
+        if len(data) == 32:
+            return data
+    except OSError:
+        pass
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        secret = os.urandom(32)
+        handle = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(handle, "wb") as out:
+            out.write(secret)
+        return secret
+    except FileExistsError:  # made at the same moment by another run: read that one
+        try:
+            data = path.read_bytes()
+            return data if len(data) == 32 else None
+        except OSError:
+            return None
+    except OSError:
+        return None
+
+
+def _mac(secret: bytes, data: bytes) -> bytes:
+    import hmac
+
+    return hmac.new(secret, data, "sha256").digest()
+
+
+def write_sealed(path: Path, data: bytes) -> None:
+    """Write ``data`` with this user's MAC in front (see :func:`_secret`); nothing without a key."""
+    secret = _secret()
+    if secret is not None:
+        write_atomically(path, _mac(secret, data) + data)
+
+
+def read_sealed(path: Path) -> bytes | None:
+    """The data of a file :func:`write_sealed` wrote with this user's key, else None (absent, cut
+    short, or written by anyone or anything else)."""
+    secret = _secret()
+    if secret is None:
+        return None
+    try:
+        blob = path.read_bytes()
+    except OSError:
+        return None
+    import hmac
+
+    mac, data = blob[:32], blob[32:]
+    return data if len(blob) >= 32 and hmac.compare_digest(mac, _mac(secret, data)) else None
+
+
 def write_atomically(path: Path, data: bytes) -> None:
     import tempfile  # only when something is written: the replayed run writes nothing
 
@@ -391,10 +458,12 @@ class DocumentCache:
     def load(self, key: str):
         import pickle
 
+        data = read_sealed(self.folder / f"{key}.pickle")
+        if data is None:
+            return None
         try:
-            with open(self.folder / f"{key}.pickle", "rb") as handle:
-                return pickle.load(handle)
-        except Exception:  # noqa: BLE001 - absent, cut short, or from another Python: read the file again
+            return pickle.loads(data)
+        except Exception:  # noqa: BLE001 - from another Python or dslint: read the file again
             return None
 
     def store(self, key: str, document) -> None:
@@ -405,7 +474,7 @@ class DocumentCache:
             data = pickle.dumps(document, protocol=pickle.HIGHEST_PROTOCOL)
         except (OSError, pickle.PicklingError, TypeError, AttributeError, RecursionError):
             return
-        write_atomically(self.folder / f"{key}.pickle", data)
+        write_sealed(self.folder / f"{key}.pickle", data)
 
 
 class RunCache:
@@ -422,13 +491,18 @@ class RunCache:
 
         if self.path is None:
             return None
+        data = read_sealed(self.path)
+        if data is None:
+            return None
+        import io
+
         try:
-            with open(self.path, "rb") as handle:
-                # the inputs first, and the findings only when they are still what was read
-                if not unchanged(pickle.load(handle)):
-                    return None
-                return pickle.load(handle)
-        except Exception:  # noqa: BLE001 - a cache from elsewhere, cut short or unreadable: run again
+            handle = io.BytesIO(data)
+            # the inputs first, and the findings only when they are still what was read
+            if not unchanged(pickle.load(handle)):
+                return None
+            return pickle.load(handle)
+        except Exception:  # noqa: BLE001 - from another Python or dslint: run again
             return None
 
     def store(self, recorder: Recorder, payload) -> None:
@@ -442,4 +516,4 @@ class RunCache:
                     + pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL))
         except (OSError, pickle.PicklingError, TypeError, AttributeError):
             return
-        write_atomically(self.path, data)
+        write_sealed(self.path, data)

@@ -33,7 +33,7 @@ import pickle
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from dslint.run.cache import Recorder, _build_id, _kind, _mtime, _prepare, content_hash, signature, write_atomically
+from dslint.run.cache import Recorder, _build_id, _kind, _mtime, _prepare, content_hash, read_sealed, signature, write_sealed
 from dslint.run.result import RunResult
 
 #: The layout of a unit file; another is read as no file.
@@ -71,10 +71,12 @@ class UnitStore:
         """The units, and each batch's inputs by the batch's name."""
         if self.path is None:
             return [], {}
+        data = read_sealed(self.path)
+        if data is None:
+            return [], {}
         try:
-            with open(self.path, "rb") as handle:
-                version, units, batches = pickle.load(handle)
-        except Exception:  # noqa: BLE001 - absent, cut short or from another Python: lint again
+            version, units, batches = pickle.loads(data)
+        except Exception:  # noqa: BLE001 - from another Python or dslint: lint again
             return [], {}
         return (units, batches) if version == _FORMAT and isinstance(units, list) and isinstance(batches, dict) else ([], {})
 
@@ -89,7 +91,7 @@ class UnitStore:
             data = pickle.dumps((_FORMAT, units, batches), protocol=pickle.HIGHEST_PROTOCOL)
         except (OSError, pickle.PicklingError, TypeError, AttributeError, RecursionError):
             return
-        write_atomically(self.path, data)
+        write_sealed(self.path, data)
 
 
 def lint_group(engine, candidates: list, skipped: list[tuple[str, str]], root: Path, key_parts: list[str]) -> RunResult:
