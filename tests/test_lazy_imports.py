@@ -108,7 +108,8 @@ _CORE = {
 }
 # A standalone DeepSpeed config: its reader, and what DeepSpeed rules work out without a launch.
 _DEEPSPEED_ONLY = {"dslint.documents.json_doc", "dslint.documents.treesitter", "dslint.launch", "dslint.launch.named",
-                   "dslint.launch.deepspeed_batch", "dslint.launch.args", "dslint.launch.target"}
+                   "dslint.launch.deepspeed_batch", "dslint.launch.args", "dslint.launch.target",
+                   "dslint.evidence.keyhistory"}  # the releases that read the config's keys
 # Standard-library modules none of these runs uses: hashing and pickling are the cache's (a run
 # with --no-cache neither reads nor writes it), tempfile and random come only with
 # importlib.resources (the grammar packages' highlight queries), tomllib only with a pyproject.toml.
