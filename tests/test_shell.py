@@ -960,3 +960,15 @@ def test_pwd_stays_unknown_when_the_script_may_change_folder(mover):
 def test_pwd_in_a_string_another_shell_runs_stays_unknown():
     s = parse("ssh node1 'python $(pwd)/train.py'\n")
     assert values(command(s, "python")) == [None]
+
+
+def test_a_function_that_unsets_a_name_set_before_it_is_read():
+    # autoconf's configure: names unset in a loop, then a function that evals and unsets its argument
+    from dslint.documents.shell import parse_script
+    from dslint.source import SourceFile
+
+    text = ("for as_var in BASH_ENV ENV MAIL MAILPATH\ndo eval test x\\${$as_var+set} = xset \\\n"
+            "  && ( (unset $as_var) || exit 1) >/dev/null 2>&1 && unset $as_var || :\ndone\n"
+            "as_fn_unset ()\n  { eval $1=; unset $1;}\n")
+    script = parse_script(SourceFile("configure", text))
+    assert "as_fn_unset" in script.functions

@@ -326,7 +326,7 @@ class Walker:
         written = table.end_log(propagate=False)
         after = table.vars
         assigns = frozenset(n for n in written if after.get(n) is not saved.get(n) and n not in local_names)
-        exported = frozenset(n for n in assigns if after[n].exported)
+        exported = frozenset(n for n in assigns if n in after and after[n].exported)  # an unset name is no longer there
         table.use(saved)
         table.allexport = saved_allexport
         table.func_assigns[name] = (assigns, exported)
