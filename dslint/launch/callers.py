@@ -27,6 +27,8 @@ from pathlib import Path
 from dslint.files.tree import tree
 
 _MAX_BYTES = 1_000_000  # a Markdown file or script larger than this is not read
+#: Launchers that run their command once per rank (MPI, SLURM's srun, Cray's aprun, IBM's jsrun).
+RANK_LAUNCHERS = frozenset({"mpirun", "mpiexec", "orterun", "srun", "aprun", "jsrun"})
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _INLINE = re.compile(r"`([^`\n]+)`")
 _SOURCES = re.compile(r"(?:^|[;&|(]\s*|\bthen\s+|\bdo\s+)(?:source|\.)\s+\S|\beval\b")
@@ -40,6 +42,9 @@ class Call:
     line: int
     sets: frozenset  # the variables the call (or what comes before it there) may set
     unknown: bool = False  # the caller sources a file or evals a string: it may set anything
+    # The launcher that starts the script once per rank (``mpirun -np 8 bash train.sh``,
+    # ``srun bash train.sh``): each copy is one process of a job whose size that launcher sets.
+    ranks: str | None = None
 
     def may_set(self, name: str) -> bool:
         return self.unknown or name in self.sets
@@ -110,8 +115,10 @@ def _calls_in_lines(path: str, lines: list[tuple[int, str]], name: str) -> list[
     for number, text in lines:
         code = _COMMENT.sub("", text)
         words = code.split()
-        if any(_names_script(w, name) for w in words):
-            out.append(Call(path, number, frozenset(before | names_set(code)), unknown))
+        at = next((i for i, w in enumerate(words) if _names_script(w, name)), None)
+        if at is not None:
+            ranks = next((os.path.basename(w) for w in words[:at] if os.path.basename(w) in RANK_LAUNCHERS), None)
+            out.append(Call(path, number, frozenset(before | names_set(code)), unknown, ranks))
         before |= names_set(code)
         unknown = unknown or bool(_SOURCES.search(code))
     return out

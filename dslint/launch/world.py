@@ -319,9 +319,30 @@ def _llamafactory(plan: LaunchPlan, files: Files, base: Path) -> None:
 
 
 def _python(plan: LaunchPlan, files: Files, base: Path) -> None:
-    """``python train.py``: one process."""
+    """``python train.py``: one process, unless the script itself is started once per rank by
+    its caller (``mpirun -np 8 bash train.sh`` in another script or the README): then each copy
+    is one rank of a job whose size the caller's launcher sets (Megatron's ``--use-mpi`` reads it
+    from ``OMPI_COMM_WORLD_SIZE``), which dslint does not resolve."""
+    called = _ranked_caller(plan, files)
+    if called is not None:
+        plan.distributed = True
+        plan.notes.append(f"{called.where()} starts this script with {called.ranks}: one process per rank, as many as it starts")
+        return
     plan.world_size = Sourced(1, "a plain python process (no distributed launcher)", plan.command.command.name.span, default=True)
     plan.distributed = False
+
+
+def _ranked_caller(plan: LaunchPlan, files: Files):
+    """A call of the launch's script under a launcher that starts it once per rank, or None."""
+    from dslint.launch.callers import calls_of
+
+    source = getattr(plan.origin, "source", None)
+    path = getattr(source, "path", None)
+    if path is None or getattr(source, "virtual", False) or not Path(path).is_file():
+        return None
+    origin = Path(path).resolve()
+    root = files.root(origin.parent) or origin.parent
+    return next((call for call in calls_of(origin, root) if call.ranks is not None), None)
 
 
 #: launcher kind (dslint.launch.commands) -> the function that sets the plan's world from its flags and environment.

@@ -139,6 +139,7 @@ def env_after_command(script: Script, events: list[tuple]) -> None:
         for t in traps
         if t.code_name in ("blank-line-after-continuation", "comment-in-continuation", "space-after-backslash")
     }
+    _exported_before_blank_line(script, events)
     # (a) VAR=value written after the launcher's name
     traps.extend(_env_words_after_launcher(script))
     # (b) VAR=value lines without export right before a launcher that reads VAR
@@ -149,6 +150,26 @@ def env_after_command(script: Script, events: list[tuple]) -> None:
         trap = _unexported(script, group, cmd, other_trap_lines)
         if trap is not None:
             traps.append(trap)
+
+
+def _exported_before_blank_line(script: Script, events: list[tuple]) -> None:
+    """A blank line after ``VAR=value \\`` lines makes them plain assignments, but assigning to a
+    variable that is already exported (``export VAR`` earlier, ``set -a``) keeps it exported: the
+    command after the blank line still gets the value, and nothing is lost."""
+    source = script.source
+    for trap in script.continuation_traps:
+        if trap.code_name != "blank-line-after-continuation" or not trap.lost_env:
+            continue
+        line = source.position(trap.span.start)[0] - 1
+        block = set()
+        while line >= 1 and line in script.continued_lines:
+            block.add(line)
+            line -= 1
+        assigned = [item for kind, item, ctx, _ in events
+                    if kind == "assign" and not ctx.from_eval and source.position(item.span.start)[0] in block]
+        if assigned and all(a.exported for a in assigned):
+            trap.lost_env = False
+            trap.harmless = True
 
 
 def _env_words_after_launcher(script: Script) -> list[Trap]:

@@ -61,6 +61,13 @@ class TrainingContext:
         program = getattr(plan, "program", None)
         if self.package == "transformers" and program is not None and program.established:
             self._read_parsers(program)
+        elif self.package in ("ms-swift", "llamafactory") and program is not None and program.established \
+                and plan.entry is None:
+            # A training script of its own that imports the framework: the flags its own argparse
+            # defines are read by that parser, with its types, not by the framework's dataclasses.
+            found_parsers = program_arguments(program)
+            if found_parsers is not None:
+                self.own = {name: d for name, d in found_parsers.own.items()}
         self.vendored: dict = _vendored_fields(program, self.package)
         self._verdicts: dict = {}
         if self.package is not None and not self._belongs():
@@ -178,6 +185,8 @@ class TrainingContext:
     def known_args(self):
         """(name, arg, field, schema property, negated) for each argument the consumer knows."""
         for name, arg in self.plan.args.items():
+            if self.package != "transformers" and name.lstrip("-").replace("-", "_") in self.own:
+                continue  # the program's own parser reads it (see __init__)
             found = self.lookup(name)
             if found is not None:
                 yield (name, arg, *found)

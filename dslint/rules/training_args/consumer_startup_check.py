@@ -75,6 +75,8 @@ def _judged(ctx: TrainingContext, context) -> list[tuple]:
     consumer's own command, transformers' TrainingArguments, or the TRL configs the program's
     parser takes itself (a TRL config's checks are TRL's, judged for the TRL releases allowed)."""
     if ctx.package != "transformers":
+        if ctx.plan.entry is None and ctx.plan.launcher != "yaml":
+            return []  # a script of its own that imports the framework: which arguments reach it is the script's
         entry = ctx.sets[0] if len(ctx.sets) == 1 else None
         return [(ctx.package, entry, ctx.in_use)] if entry is not None else []  # USE_MCA on: not judged (_belongs)
     parsers = ctx.parsers
