@@ -26,7 +26,8 @@ def unknown_training_argument(plan, context):
     ms-swift parses its command line (and the YAML it turns into flags) with `HfArgumentParser`
     and stops with `ValueError: remaining_argv: ['--sft_type', 'lora']` on anything left over
     (swift/pipelines/base.py). LLaMA-Factory raises `Some keys are not used by the
-    HfArgumentParser: [...]` for a YAML key no dataclass has (llamafactory/hparams/parser.py).
+    HfArgumentParser: [...]` for a YAML key no dataclass has, and `Some specified arguments are
+    not used by the HfArgumentParser: [...]` for a command-line word (llamafactory/hparams/parser.py).
     Megatron-Core's argument names (`tensor_model_parallel_size`, `sequence_parallel`, ...; taken
     from the newest ms-swift schema's Megatron set) in a LLaMA-Factory config count as known
     unless the launch sets `USE_MCA` off: with `USE_MCA=1` LLaMA-Factory parses mcore_adapter's
@@ -143,6 +144,9 @@ def _effect(ctx: TrainingContext, name: str, flag: str) -> str:
     if ctx.package == "ms-swift":
         return f"ms-swift stops with ValueError: remaining_argv: ['{flag}', ...]"
     if ctx.package == "llamafactory":
+        arg = ctx.plan.args.get(name)
+        if arg is not None and not ctx.from_yaml(arg):  # command-line words (llamafactory/hparams/parser.py _parse_args)
+            return f"LLaMA-Factory raises 'Some specified arguments are not used by the HfArgumentParser: [\\'{flag}\\', ...]'"
         return f"LLaMA-Factory raises 'Some keys are not used by the HfArgumentParser: [\\'{name}\\']'"
     if ctx.parsers is not None and ctx.parsers.tolerant:
         return f"the program's parser returns it unused and the run goes on without it ({ctx.parsers_text()})"
