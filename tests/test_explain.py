@@ -500,3 +500,29 @@ def test_an_unread_expansion_among_the_launchers_options_leaves_the_programs_def
         "run.sh": "DISTRIBUTED_ARGS='--nproc_per_node 8'\nif [ -n \"$X\" ]; then DISTRIBUTED_ARGS=$X; fi\n"
                   "torchrun $DISTRIBUTED_ARGS pretrain_gpt.py --global-batch-size 64\n"})
     assert e.batch.micro_batch.value == 1 and e.batch.global_batch == 64
+
+
+def test_an_accelerate_flag_dslint_cannot_read_still_overrides_the_config(tmp_path, monkeypatch):
+    # accelerate launch: the command line wins over the config file (commands/launch.py merges the
+    # config's values only into the arguments not given); with --num_processes=${GPU} unread, the
+    # world is unknown, not the config's 8
+    config = "compute_environment: LOCAL_MACHINE\ndistributed_type: MULTI_GPU\nnum_machines: 1\nnum_processes: 8\n"
+    script = "GPU=$(nvidia-smi -L | wc -l)\naccelerate launch --config_file=acc.yaml --num_processes=${GPU} train.py\n"
+    (e,) = _explain(tmp_path, monkeypatch, {"acc.yaml": config, "run.sh": script}, ("run.sh",))
+    assert e.world_size is None
+    (e,) = _explain(tmp_path, monkeypatch, {"acc.yaml": config, "run.sh": "accelerate launch --config_file=acc.yaml train.py\n"}, ("run.sh",))
+    assert e.world_size.value == 8
+
+
+def test_a_batch_field_under_a_config_namespace_leaves_the_default_unknown(tmp_path, monkeypatch):
+    # the program reads --config.training.* with its own config system and hands them to the Trainer:
+    # per_device_train_batch_size is given, under a name dslint does not map, so 8 is not its value
+    program = ("from transformers import Trainer, TrainingArguments\n"
+               "from mylib import parse_config\n\n"
+               "config = parse_config()\n"
+               "args = TrainingArguments(**config.training)\n"
+               "Trainer(model=None, args=args).train()\n")
+    script = "torchrun --nproc_per_node 4 train.py --config.training.per_device_train_batch_size 4 --config.training.gradient_accumulation_steps 8\n"
+    (e,) = _explain(tmp_path, monkeypatch, {"train.py": program, "run.sh": script}, ("run.sh",))
+    assert e.batch.global_batch is None
+    assert any("--config.training.per_device_train_batch_size" in note for note in e.batch.notes)

@@ -62,15 +62,21 @@ def build(reading: Reading, world: Value | None, dp: Value | None) -> Batch:
     return _deepspeed_batch(reading, dp)
 
 
-def _unseen(reading: Reading) -> str | None:
+def _unseen(reading: Reading, name: str | None = None) -> str | None:
     """Why a flag the launch does not show may still be given, so that the consumer's default for it
     does not stand: an unquoted expansion dslint cannot read (``$EXTRA_ARGS``) may hold any flag
-    (argparse takes the last of a repeated one), or a config it cannot read sets the arguments."""
+    (argparse takes the last of a repeated one), or a config it cannot read sets the arguments;
+    or the launch passes the field under a namespace of the program's own config system
+    (``--config.training.per_device_train_batch_size 4``), which the program hands on."""
     plan = reading.plan
     if plan.unseen_arguments:
         return plan.unseen_arguments
     if not getattr(plan.command, "program_complete", True):
         return "an expansion dslint cannot read among the program's arguments may give it"
+    if name is not None:
+        nested = next((key for key in plan.args if "." in key and key.rsplit(".", 1)[-1].lstrip("-") == name), None)
+        if nested is not None:
+            return f"the launch passes --{nested}, which the program's own config system may hand on as {name}"
     return None
 
 
@@ -99,7 +105,7 @@ def _hf_micro(reading: Reading, notes: list[str]) -> Value | None:
             notes.append(f"per_device_train_batch_size {arg.value!r} is not a number")
             return None
         return from_arg(arg, number)
-    if (unseen := _unseen(reading)) is not None:
+    if (unseen := _unseen(reading, "per_device_train_batch_size")) is not None:
         notes.append(f"per_device_train_batch_size is not in the launch, and its default does not stand: {unseen}")
         return None
     default = 1 if reading.consumer == "swift" else 8
@@ -116,7 +122,7 @@ def _hf_accumulation(reading: Reading, micro: Value | None, world: Value | None,
     if arg is not None:
         number = as_int(arg.value)
         return from_arg(arg, number) if number is not None else None
-    if (unseen := _unseen(reading)) is not None:
+    if (unseen := _unseen(reading, "gradient_accumulation_steps")) is not None:
         notes.append(f"gradient_accumulation_steps is not in the launch, and its default does not stand: {unseen}")
         return None
     if own is not None:

@@ -250,9 +250,11 @@ def _accelerate_file(plan: LaunchPlan, files: Files, base: Path, config: Arg) ->
 
 
 def _flag_or_file(plan: LaunchPlan, key: str, file_values: dict[str, tuple]) -> Sourced | None:
-    """``--key N`` on the command line, else ``key: N`` in the accelerate config."""
+    """``--key N`` on the command line, else ``key: N`` in the accelerate config. A flag given
+    with a value dslint cannot read (``--num_processes=${GPU}``) still overrides the config
+    (accelerate's command line wins): the count is then unknown, not the config's."""
     found = _flag(plan.launcher_args.get(key), f"--{key}", plan)
-    if found is not None:
+    if found is not None or key in plan.launcher_args:
         return found
     if key in file_values and launcher_int(file_values[key][0]) is not None:
         value, span = file_values[key]
