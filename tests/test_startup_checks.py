@@ -104,10 +104,15 @@ def _program(version: str = "4.6.0") -> generator.Program:
 
 def _ship(monkeypatch, wheel: names.Wheel) -> dict:
     data = generator.encode(generator.Consumer("ms-swift", {"sft": ("SftArguments",)}), [wheel])
+    _serve(monkeypatch, data)
+    return data
+
+
+def _serve(monkeypatch, data: dict) -> None:
+    """The evaluator reading ``data`` (a file the generator wrote) in place of the shipped files."""
     monkeypatch.setattr(evaluator, "checks", lambda package: evaluator.Checks(
         package, False, data["steps"], data["programs"],
         {row["version"]: {k: v for k, v in row.items() if k != "version"} for row in data["releases"]}))
-    return data
 
 
 @pytest.fixture
@@ -381,9 +386,7 @@ def _trl_data():
 @pytest.fixture
 def trl_shipped(monkeypatch):
     data = _trl_data()
-    monkeypatch.setattr(evaluator, "checks", lambda package: evaluator.Checks(
-        package, False, data["steps"], data["programs"],
-        {row["version"]: {k: v for k, v in row.items() if k != "version"} for row in data["releases"]}))
+    _serve(monkeypatch, data)
     return data
 
 
@@ -477,9 +480,7 @@ def _lf_data(entry="llamafactory/hparams/parser.py:get_train_args(_parse_train_a
 @pytest.fixture
 def lf_shipped(monkeypatch):
     data = _lf_data()
-    monkeypatch.setattr(evaluator, "checks", lambda package: evaluator.Checks(
-        package, False, data["steps"], data["programs"],
-        {row["version"]: {k: v for k, v in row.items() if k != "version"} for row in data["releases"]}))
+    _serve(monkeypatch, data)
     return data
 
 

@@ -352,6 +352,10 @@ class Recorder:
                 out[path] = ("read", content_hash(data), len(data))
             except OSError:
                 out[path] = ("read", None, None)
+        return self.add_looked(out)
+
+    def add_looked(self, out: dict[str, tuple]) -> dict[str, tuple]:
+        """``out`` with what was not read but stat'ed, listed or looked for (what it was then)."""
         for path in self.signed:
             out.setdefault(path, ("signed", signature(path)))
         for path in self.lists:

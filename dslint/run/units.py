@@ -333,13 +333,7 @@ def _inputs(recorder: Recorder, linted: set[str]) -> dict[str, tuple]:
     out: dict[str, tuple] = {}
     for path in recorder.reads:
         out[path] = ("linted", None) if path in linted else _record(path)
-    for path in recorder.signed:
-        out.setdefault(path, ("signed", signature(path)))
-    for path in recorder.lists:
-        out.setdefault(path, ("list", _mtime(path)))
-    for path in recorder.looks:
-        out.setdefault(path, ("look", _kind(path)))
-    return out
+    return recorder.add_looked(out)
 
 
 class _Checker:

@@ -372,21 +372,25 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{name}: no wheel in {args.wheels}", file=sys.stderr)
             status = max(status, 1)
             continue
-        text = render(encode(package, wheels))
-        if args.check:
-            shipped = json.loads(package.output.read_text(encoding="utf-8"))
-            read = [w.version for w in sorted(wheels, key=lambda w: _key(w.version))]
-            if [row["version"] for row in shipped["releases"]] != read:
-                print(f"{name}: made from other wheels than the folder's ({len(read)} read)")
-                status = max(status, EXIT_OTHER_WHEELS)
-                continue
-            stale = text != package.output.read_text(encoding="utf-8")
-            print(f"{name}: {'out of date' if stale else 'up to date'}")
-            status = 1 if stale and status != EXIT_OTHER_WHEELS else status
-            continue
-        package.output.write_text(text, encoding="utf-8")
-        print(f"wrote {package.output} ({len(wheels)} releases)")
+        status = write_or_check(name, package.output, render(encode(package, wheels)), wheels, args.check, status)
     return status
+
+
+def write_or_check(name: str, output: Path, text: str, wheels: list, check: bool, status: int) -> int:
+    """Write a generated file, or with ``check`` compare it with the shipped one: the run's status
+    after this file (1: out of date; EXIT_OTHER_WHEELS: made from other wheels than the folder's)."""
+    if not check:
+        output.write_text(text, encoding="utf-8")
+        print(f"wrote {output} ({len(wheels)} releases)")
+        return status
+    shipped = json.loads(output.read_text(encoding="utf-8"))
+    read = [w.version for w in sorted(wheels, key=lambda w: _key(w.version))]
+    if [row["version"] for row in shipped["releases"]] != read:
+        print(f"{name}: made from other wheels than the folder's ({len(read)} read)")
+        return max(status, EXIT_OTHER_WHEELS)
+    stale = text != output.read_text(encoding="utf-8")
+    print(f"{name}: {'out of date' if stale else 'up to date'}")
+    return 1 if stale and status != EXIT_OTHER_WHEELS else status
 
 
 if __name__ == "__main__":
