@@ -127,11 +127,12 @@ def _replay(found: Checks, program: dict, values: dict[str, Any], defaults_stand
         elif defaults_stand and len(row) > 1:
             env[f"self.{name}"] = row[1]
     lines = iter(program["lines"])
+    memo: dict = {}  # guard -> truth, while env is unchanged
     for number in program["steps"]:
         step = found.steps[number]
         kind, guards = step[0], step[1]
         line = next(lines) if kind == "raise" else None
-        holds = _all(guards, env)
+        holds = _all(guards, env, memo)
         if kind == "raise":
             refusal = Refusal(step[2], _render(step[3], env), step[4], line, _reads(guards), _render(step[3], {})) \
                 if holds is True else None
@@ -140,6 +141,7 @@ def _replay(found: Checks, program: dict, values: dict[str, Any], defaults_stand
                 return
         if holds is False:
             continue
+        memo.clear()
         if kind == "set":
             env[step[2]] = _value(step[3], env) if holds is True and step[3] is not None else UNKNOWN
         elif kind == "forget":
@@ -184,14 +186,22 @@ def _parsed(text: str) -> ast.expr:
     return ast.parse(text, mode="eval").body
 
 
-def _all(guards: list[str], env: dict):
-    """True, False or UNKNOWN: do all guards hold?"""
+def _all(guards: list[str], env: dict, memo: dict | None = None):
+    """True, False or UNKNOWN: do all guards hold? ``memo``: each guard's truth while ``env`` is
+    unchanged (the guards after a check repeat every earlier check's, so a path asks the same
+    ones again and again)."""
     result: Any = True
     for guard in guards:
         if guard == "?":
             result = UNKNOWN
             continue
-        value = _guard_truth(guard.lstrip("~"), env)
+        text = guard.lstrip("~")
+        if memo is None:
+            value = _guard_truth(text, env)
+        else:
+            value = memo.get(text, memo)
+            if value is memo:
+                value = memo[text] = _guard_truth(text, env)
         if value is UNKNOWN and guard.startswith("~"):
             continue  # code after a check that raises: were it false, that check refused the launch
         if value is False:

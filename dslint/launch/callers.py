@@ -160,24 +160,48 @@ def _read(path: str) -> str | None:
         return None
 
 
+_WORD = re.compile(r"[^\s'\"`;&|()<>=]+")
+
+
+@lru_cache(maxsize=8)
+def _mentions(root: str) -> dict[str, tuple[str, ...]]:
+    """Each script's file name -> the files of the repository whose text names it, read once per
+    repository and run: a script's callers are then looked for only in those (asking every file
+    for every launch was quadratic in the repository's size)."""
+    found = tree(root)
+    names = {os.path.basename(p) for p in found.scripts}
+    out: dict[str, list[str]] = {}
+    for relative in (*found.markdown, *found.scripts, *found.makefiles, *found.python):
+        text = _read(os.path.join(root, relative))
+        if text is None:
+            continue
+        for name in {w.rsplit("/", 1)[-1] for w in _WORD.findall(text)} & names:
+            out.setdefault(name, []).append(relative)
+    return {name: tuple(paths) for name, paths in out.items()}
+
+
 @lru_cache(maxsize=256)
 def _calls(root: str, script: str) -> tuple[Call, ...]:
     name = os.path.basename(script)
     found = tree(root)
-    markdown, scripts = found.markdown, found.scripts
+    naming = set(_mentions(root).get(name, ())) if name in {os.path.basename(p) for p in found.scripts} else None
     out: list[Call] = []
-    for relative in markdown:
+
+    def candidates(paths):
+        return [p for p in paths if naming is None or p in naming]
+
+    for relative in candidates(found.markdown):
         text = _read(os.path.join(root, relative))
         if text is not None and name in text:
             out += _markdown_calls(relative, text, name)
-    for relative in (*scripts, *found.makefiles):
+    for relative in candidates((*found.scripts, *found.makefiles)):
         full = os.path.join(root, relative)
         if os.path.realpath(full) == script:
             continue
         text = _read(full)
         if text is not None and name in text:
             out += _calls_in_lines(relative, _logical_lines(text.splitlines()), name)
-    for relative in found.python:  # a Python caller (subprocess with env=...) may set anything
+    for relative in candidates(found.python):  # a Python caller (subprocess with env=...) may set anything
         text = _read(os.path.join(root, relative))
         if text is not None and re.search(rf"(?<![\w.-]){re.escape(name)}\b", text):
             line = text[: text.index(name)].count("\n") + 1
@@ -191,6 +215,7 @@ def calls_of(script: str | Path, root: str | Path) -> tuple[Call, ...]:
 
 
 def clear_cache() -> None:
+    _mentions.cache_clear()
     _calls.cache_clear()
 
 
