@@ -110,9 +110,8 @@ def _ship(monkeypatch, wheel: names.Wheel) -> dict:
 
 def _serve(monkeypatch, data: dict) -> None:
     """The evaluator reading ``data`` (a file the generator wrote) in place of the shipped files."""
-    monkeypatch.setattr(evaluator, "checks", lambda package: evaluator.Checks(
-        package, False, data["steps"], data["programs"],
-        {row["version"]: {k: v for k, v in row.items() if k != "version"} for row in data["releases"]}))
+    served = evaluator.Checks.from_data(data)
+    monkeypatch.setattr(evaluator, "checks", lambda package: served)
 
 
 @pytest.fixture

@@ -60,6 +60,12 @@ class Checks:
     programs: list
     releases: dict  # version -> {entry set: program index}
 
+    @classmethod
+    def from_data(cls, data: dict) -> "Checks":
+        """The checks of a file's content (what the generator writes)."""
+        releases = {row["version"]: {k: v for k, v in row.items() if k != "version"} for row in data["releases"]}
+        return cls(data["package"], data["package"] == "transformers", data["steps"], data["programs"], releases)
+
     def program(self, version: str, entry: str) -> dict | None:
         row = self.releases.get(version)
         if row is None and self.by_minor:
@@ -77,9 +83,7 @@ def checks(package: str) -> Checks | None:
     path = data_path(f"{package}-checks.json")
     if path is None:
         return None
-    data = json.loads(path.read_text(encoding="utf-8"))
-    releases = {row["version"]: {k: v for k, v in row.items() if k != "version"} for row in data["releases"]}
-    return Checks(package, package == "transformers", data["steps"], data["programs"], releases)
+    return Checks.from_data(json.loads(path.read_text(encoding="utf-8")))
 
 
 def fields(package: str, version: str, entry: str) -> dict[str, list] | None:
@@ -212,10 +216,7 @@ def _all(guards: list[str], env: dict, memo: dict | None = None):
 
 
 def _guard_truth(text: str, env: dict):
-    try:
-        return _truth_of(_parsed(text), env)
-    except (SyntaxError, RecursionError):
-        return UNKNOWN
+    return _evaluated(text, env, _truth_of)
 
 
 def _truth_of(node: ast.expr, env: dict):
@@ -242,8 +243,13 @@ def _truth(value):
 
 
 def _value(text: str, env: dict):
+    return _evaluated(text, env, _eval)
+
+
+def _evaluated(text: str, env: dict, how):
+    """``how`` (the value or the truth) of an expression of the file; UNKNOWN for one that does not parse."""
     try:
-        return _eval(_parsed(text), env)
+        return how(_parsed(text), env)
     except (SyntaxError, RecursionError):
         return UNKNOWN
 

@@ -185,7 +185,9 @@ def _parsed_versions(versions: tuple[str, ...]) -> dict[str, tuple[int, ...]]:
 
 
 def key_history(dotted: str) -> dict:
-    return versions().get("keys", {}).get(dotted, {})
+    from dslint.evidence.keyhistory import key
+
+    return key(dotted)
 
 
 # ---- walking the config along the schema ---------------------------------------------------
@@ -214,7 +216,9 @@ def known_keys(section: dict, versions: Versions, path: tuple) -> dict[str, dict
 
 
 def introduced_in(path: tuple) -> str | None:
-    return key_history(dotted(path)).get("introduced")
+    from dslint.evidence.keyhistory import introduced
+
+    return introduced(dotted(path))
 
 
 @lru_cache(maxsize=4096)
